@@ -1,0 +1,94 @@
+/**
+ * The cluster event: the one message shape that travels forwarder → SNS FIFO topic → SQS FIFO queue →
+ * function, and that the resync function sends to re-enqueue a key.
+ *
+ * Level-triggered: a message says "object `key` of kind `kind` in cluster `cluster` changed (to
+ * `resourceVersion`)". Handlers reconcile the key against current state; the embedded object is a hint
+ * that lets a handler skip a cache read, never the source of truth.
+ */
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+
+export const MESSAGE_VERSION = 1;
+
+/** Kinds the forwarder watches and publishes. The SNS `kind` message attribute carries one of these. */
+export const WATCHED_KINDS = [
+  'PersistentVolume',
+  'PersistentVolumeClaim',
+  'Node',
+  'StorageClass',
+  'VolumeAttachment',
+  'Service',
+  'Endpoints',
+] as const;
+export type WatchedKind = (typeof WATCHED_KINDS)[number];
+
+/**
+ * ADDED/MODIFIED/DELETED: a watch event. SYNC: published by a relist for an object whose cache entry
+ * differed. REQUEUE: sent by the resync function or the runtime to retry a key.
+ */
+export const EVENT_TYPES = ['ADDED', 'MODIFIED', 'DELETED', 'SYNC', 'REQUEUE'] as const;
+export type ClusterEventType = (typeof EVENT_TYPES)[number];
+
+export const ClusterEventSchema = z.object({
+  v: z.literal(MESSAGE_VERSION),
+  /** Cluster id: `[a-z0-9]([-a-z0-9]*[a-z0-9])?`, at most 40 characters. */
+  cluster: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/).max(40),
+  kind: z.enum(WATCHED_KINDS),
+  type: z.enum(EVENT_TYPES),
+  /** `namespace/name` for namespaced kinds, `name` for cluster-scoped ones. */
+  key: z.string().min(1).max(317),
+  /** The object's uid ('' for a REQUEUE of a key whose object is unknown). */
+  uid: z.string().max(64),
+  /** Decimal resourceVersion the event was observed at ('0' when unknown). */
+  resourceVersion: z.string().regex(/^[0-9]+$/).max(20),
+  /** The object as watched (after DELETED: its last state). Optional: the cache is authoritative. */
+  object: z.record(z.string(), z.unknown()).optional(),
+  /** When the forwarder (or resync) produced the message, ISO-8601 with milliseconds. */
+  observedAt: z.string().datetime(),
+  /** For REQUEUE: which controller queue it was sent to. */
+  controller: z.string().max(32).optional(),
+});
+export type ClusterEvent = z.infer<typeof ClusterEventSchema>;
+
+/** SNS/SQS message attributes every cluster event carries (filter policies match on `kind`). */
+export function messageAttributes(event: ClusterEvent): Record<string, { DataType: 'String'; StringValue: string }> {
+  return {
+    kind: { DataType: 'String', StringValue: event.kind },
+    cluster: { DataType: 'String', StringValue: event.cluster },
+    type: { DataType: 'String', StringValue: event.type },
+  };
+}
+
+/** At most 128 characters from the FIFO alphabet; longer ids keep a readable prefix plus a hash. */
+function fifoId(raw: string): string {
+  const clean = raw.replace(/[^\x21-\x7e]/g, '_');
+  if (clean.length <= 128) return clean;
+  const hash = createHash('sha256').update(raw).digest('hex').slice(0, 40);
+  return `${clean.slice(0, 87)}~${hash}`;
+}
+
+/** One FIFO message group per object: `<cluster>:<kind>:<key>`, so one object is never reconciled twice at once. */
+export function messageGroupId(cluster: string, kind: WatchedKind, key: string): string {
+  return fifoId(`${cluster}:${kind}:${key}`);
+}
+
+/**
+ * `<uid>/<resourceVersion>/<type>` so replays of the same observation collapse in the 5-minute dedup
+ * window. REQUEUE messages add the controller and a nonce (each requeue is a new request).
+ */
+export function messageDeduplicationId(event: ClusterEvent, nonce?: string): string {
+  const base = `${event.uid || event.key}/${event.resourceVersion}/${event.type}`;
+  return fifoId(event.type === 'REQUEUE' ? `${base}/${event.controller ?? ''}/${nonce ?? ''}` : base);
+}
+
+/** The object key of a Kubernetes object: `namespace/name` or `name`. */
+export function objectKey(meta: { namespace?: string; name?: string }): string {
+  return meta.namespace ? `${meta.namespace}/${meta.name}` : `${meta.name}`;
+}
+
+/** Splits an object key into namespace ('' for cluster-scoped) and name. */
+export function splitKey(key: string): { namespace: string; name: string } {
+  const slash = key.indexOf('/');
+  return slash < 0 ? { namespace: '', name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
+}

@@ -1,0 +1,67 @@
+/**
+ * DynamoDB layout: two tables, one per concern.
+ *
+ * ## Object cache (`CACHE_TABLE`) — stands in for the informer cache
+ * | attribute | meaning |
+ * |---|---|
+ * | `pk` (S, hash) | `<cluster>#<Kind>` |
+ * | `sk` (S, range) | object key: `namespace/name` or `name` |
+ * | `rv` (N) | resourceVersion as an integer; writes only move forward (condition `attribute_not_exists(pk) OR rv < :rv`) |
+ * | `uid` (S) | object uid |
+ * | `obj` (S) | the object as JSON (managedFields stripped) |
+ * | `deleted` (BOOL) | tombstone: the object was deleted at `rv`; kept so a late event cannot resurrect it |
+ * | `expiresAt` (N) | epoch seconds; TTL attribute, set on tombstones only (readers must check it themselves) |
+ * | `matchPk`, `matchSk` (S) | set only on unbound, non-deleting PVs: index {@link VOLUME_MATCH_INDEX} |
+ * | `claimRefPk` (S) | set only on PVs with a claimRef: index {@link CLAIM_REF_INDEX} |
+ * | `pendingPk`, `pendingSk` (S) | set only on unbound claims: index {@link PENDING_CLAIM_INDEX} |
+ *
+ * ## Control (`CONTROL_TABLE`) — runtime state
+ * | `pk` (S, hash) | kind of record |
+ * |---|---|
+ * | `backoff#<controller>#<cluster>#<Kind>#<key>` | failures, nextAttemptAt (epoch ms), lastError, expiresAt; `dueShard`/`dueAt` while a retry is due |
+ * | `lease#<name>` | holder, expiresAt (epoch ms), fencing token |
+ * | `sync#<cluster>#<Kind>` | forwarder bookmark `rv`, `listComplete` (BOOL), listCompletedAt |
+ * | `bucket#<cluster>` | API token bucket: tokens, updatedAt |
+ * | `sv#<cluster>#<volumeId>` | shared-volume per-volume cache with expiry |
+ * | `idem#...` | Powertools idempotency records |
+ */
+
+export const VOLUME_MATCH_INDEX = 'byVolumeMatch';
+export const CLAIM_REF_INDEX = 'byClaimRef';
+export const PENDING_CLAIM_INDEX = 'byPendingClaim';
+export const DUE_INDEX = 'byDue';
+
+export interface TableNames {
+  cache: string;
+  control: string;
+}
+
+/** Table names from the environment the function or the local stack sets (see serverless.yml). */
+export function tableNames(env: NodeJS.ProcessEnv = process.env): TableNames {
+  const cache = env.CACHE_TABLE;
+  const control = env.CONTROL_TABLE;
+  if (!cache || !control) throw new Error('CACHE_TABLE and CONTROL_TABLE must be set');
+  return { cache, control };
+}
+
+export const cachePk = (cluster: string, kind: string): string => `${cluster}#${kind}`;
+
+/** Capacity in bytes as a fixed-width decimal string so that string order is numeric order. */
+export const padBytes = (bytes: bigint): string => bytes.toString().padStart(24, '0');
+
+/** Access modes in canonical order, joined: the volume-match index is partitioned by them. */
+export function accessModesKey(modes: readonly string[] | undefined): string {
+  return [...new Set(modes ?? [])].sort().join(',');
+}
+
+export const volumeMatchPk = (cluster: string, storageClass: string, accessModes: readonly string[] | undefined): string =>
+  `${cluster}#${storageClass}#${accessModesKey(accessModes)}`;
+export const volumeMatchSk = (capacityBytes: bigint, name: string): string => `${padBytes(capacityBytes)}#${name}`;
+export const claimRefPk = (cluster: string, namespace: string, name: string): string => `${cluster}#${namespace}/${name}`;
+export const pendingClaimPk = (cluster: string, storageClass: string): string => `${cluster}#${storageClass}`;
+
+export const backoffPk = (controller: string, cluster: string, kind: string, key: string): string =>
+  `backoff#${controller}#${cluster}#${kind}#${key}`;
+export const leasePk = (name: string): string => `lease#${name}`;
+export const syncPk = (cluster: string, kind: string): string => `sync#${cluster}#${kind}`;
+export const bucketPk = (cluster: string): string => `bucket#${cluster}`;
