@@ -1,0 +1,307 @@
+/**
+ * Per-key retry state in the control table: the serverless counterpart of client-go's
+ * `ItemExponentialFailureRateLimiter` (workqueue `DefaultTypedControllerRateLimiter`'s per-item half).
+ *
+ * One record per (controller, cluster, kind, key) at `backoff#<controller>#<cluster>#<Kind>#<key>`:
+ * `failures` (upstream `NumRequeues`), `nextAttemptAt` (epoch ms), `lastError`, `expiresAt` (TTL, epoch s).
+ * While a retry is parked for the resync function to re-enqueue, the record also carries `dueShard`/`dueAt`
+ * and so appears in the sparse {@link DUE_INDEX}. Writes are single-item conditional writes (no
+ * transactions: dynalite has none); success deletes the record (upstream `Forget`).
+ */
+import { createHash } from 'node:crypto';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { DocumentClient } from './client.ts';
+import { backoffPk, DUE_INDEX } from './schema.ts';
+
+/** Identifies one retry stream. */
+export interface BackoffId {
+  controller: string;
+  cluster: string;
+  kind: string;
+  key: string;
+}
+
+/** What a parked retry needs to be re-enqueued as a REQUEUE message. */
+export interface BackoffObjectRef {
+  uid?: string;
+  resourceVersion?: string;
+}
+
+export interface BackoffRecord extends BackoffId, BackoffObjectRef {
+  pk: string;
+  /** Consecutive failures so far (0 for a plain delayed requeue). */
+  failures: number;
+  /** Epoch ms before which a redelivered or requeued message should not be reconciled. */
+  nextAttemptAt: number;
+  lastError?: string;
+  updatedAt: number;
+  /** Epoch seconds: TTL attribute (best effort; readers do not rely on deletion). */
+  expiresAt: number;
+  /** Set while parked: the {@link DUE_INDEX} partition. */
+  dueShard?: string;
+  /** Set while parked: epoch ms when the resync function should re-enqueue the key. */
+  dueAt?: number;
+}
+
+/** The exponential per-item limiter's parameters. */
+export interface RateLimiterConfig {
+  /** Delay after the first failure (client-go: 5 ms). */
+  baseDelayMs: number;
+  /** Cap (client-go: 1000 s). */
+  maxDelayMs: number;
+}
+
+/** client-go `DefaultTypedControllerRateLimiter`: `NewTypedItemExponentialFailureRateLimiter(5*time.Millisecond, 1000*time.Second)`. */
+export const WORKQUEUE_DEFAULTS: Readonly<RateLimiterConfig> = Object.freeze({ baseDelayMs: 5, maxDelayMs: 1_000_000 });
+
+/** Environment overrides: `BACKOFF_BASE_DELAY_MS`, `BACKOFF_MAX_DELAY_MS`. */
+export function rateLimiterConfigFromEnv(env: NodeJS.ProcessEnv = process.env): RateLimiterConfig {
+  const positive = (value: string | undefined, fallback: number): number => {
+    const parsed = Number(value);
+    return value !== undefined && value !== '' && Number.isFinite(parsed) && parsed > 0 ? parsed : fallback;
+  };
+  return {
+    baseDelayMs: positive(env.BACKOFF_BASE_DELAY_MS, WORKQUEUE_DEFAULTS.baseDelayMs),
+    maxDelayMs: positive(env.BACKOFF_MAX_DELAY_MS, WORKQUEUE_DEFAULTS.maxDelayMs),
+  };
+}
+
+/**
+ * Delay before the next attempt after the `failures`-th consecutive failure (1-based):
+ * `base * 2^(failures-1)`, capped at `max` (client-go computes `base * 2^exp` with `exp` the failures
+ * before this one).
+ */
+export function exponentialDelayMs(failures: number, config: RateLimiterConfig = WORKQUEUE_DEFAULTS): number {
+  const exp = Math.max(0, failures - 1);
+  if (exp > 62) return config.maxDelayMs;
+  return Math.min(config.baseDelayMs * 2 ** exp, config.maxDelayMs);
+}
+
+/** Number of {@link DUE_INDEX} partitions parked records are spread over. */
+export const DUE_SHARDS = 4;
+
+/** The due-index partition of a record key. */
+export function dueShard(pk: string): string {
+  const n = createHash('sha256').update(pk).digest().readUInt32BE(0) % DUE_SHARDS;
+  return `due#${n}`;
+}
+
+/** A concurrent writer changed the record between our read and write more often than we retry. */
+export class BackoffContentionError extends Error {
+  constructor(pk: string, options?: ErrorOptions) {
+    super(`backoff record ${pk} kept changing under us`, options);
+    this.name = 'BackoffContentionError';
+  }
+}
+
+const RECORD_TTL_S = 24 * 3600;
+const MAX_ERROR_LENGTH = 2048;
+
+const isConditionFailure = (error: unknown): boolean =>
+  (error as { name?: string } | null)?.name === 'ConditionalCheckFailedException';
+
+export interface BackoffStoreOptions {
+  doc: DocumentClient;
+  /** Control table name. */
+  table: string;
+  limiter?: RateLimiterConfig;
+  /** Clock (epoch ms). */
+  now?: () => number;
+}
+
+/** Reads and writes backoff records. */
+export class BackoffStore {
+  readonly #doc: DocumentClient;
+  readonly #table: string;
+  readonly #now: () => number;
+  readonly limiter: RateLimiterConfig;
+
+  constructor(options: BackoffStoreOptions) {
+    this.#doc = options.doc;
+    this.#table = options.table;
+    this.#now = options.now ?? Date.now;
+    this.limiter = options.limiter ?? WORKQUEUE_DEFAULTS;
+  }
+
+  /** The record, if any. */
+  async get(id: BackoffId): Promise<BackoffRecord | undefined> {
+    const { Item } = await this.#doc.send(
+      new GetCommand({ TableName: this.#table, Key: { pk: this.#pk(id) }, ConsistentRead: true }),
+    );
+    return Item as BackoffRecord | undefined;
+  }
+
+  /**
+   * Counts one more failure (upstream `AddRateLimited`): `failures+1`, `nextAttemptAt = now + delay`,
+   * `lastError`. Optimistic: the write is conditional on the failure count it read, and re-read on conflict.
+   * A parked retry is un-parked (the caller decides again how to wait).
+   */
+  async recordFailure(id: BackoffId, error: string, ref: BackoffObjectRef = {}): Promise<{ record: BackoffRecord; delayMs: number }> {
+    const pk = this.#pk(id);
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const previous = await this.get(id);
+      const failures = (previous?.failures ?? 0) + 1;
+      const delayMs = exponentialDelayMs(failures, this.limiter);
+      const now = this.#now();
+      const record: BackoffRecord = {
+        pk,
+        ...this.#idOf(id),
+        failures,
+        nextAttemptAt: now + delayMs,
+        lastError: error.slice(0, MAX_ERROR_LENGTH),
+        updatedAt: now,
+        expiresAt: Math.ceil((now + delayMs) / 1000) + RECORD_TTL_S,
+        ...this.#refOf(ref, previous),
+      };
+      try {
+        await this.#doc.send(
+          new PutCommand({
+            TableName: this.#table,
+            Item: record,
+            ConditionExpression: previous ? 'failures = :prev' : 'attribute_not_exists(pk)',
+            ExpressionAttributeValues: previous ? { ':prev': previous.failures } : undefined,
+          }),
+        );
+        return { record, delayMs };
+      } catch (caught) {
+        if (!isConditionFailure(caught)) throw caught;
+      }
+    }
+    throw new BackoffContentionError(pk);
+  }
+
+  /**
+   * A wait that is not a failure (a `{ requeueAfterMs }` result, a cache not yet synced): keeps the failure
+   * count and sets `nextAttemptAt`. Used with {@link park} when the wait does not fit in the message's
+   * visibility.
+   */
+  async delay(id: BackoffId, untilMs: number, ref: BackoffObjectRef = {}): Promise<BackoffRecord> {
+    return this.#upsertWait(id, untilMs, ref, false);
+  }
+
+  /**
+   * Parks the key: the queue message is deleted and the resync function re-enqueues the key when
+   * `dueAt` has passed ({@link listDue}). Keeps the failure count.
+   */
+  async park(id: BackoffId, dueAt: number, ref: BackoffObjectRef = {}): Promise<BackoffRecord> {
+    return this.#upsertWait(id, dueAt, ref, true);
+  }
+
+  /** Success (upstream `Forget`): deletes the record. */
+  async clear(id: BackoffId): Promise<void> {
+    await this.#doc.send(new DeleteCommand({ TableName: this.#table, Key: { pk: this.#pk(id) } }));
+  }
+
+  /** Parked records whose `dueAt` ≤ `now`, oldest first per shard, at most `limit` in all. */
+  async listDue(now: number = this.#now(), limit = 500): Promise<BackoffRecord[]> {
+    const due: BackoffRecord[] = [];
+    for (let shard = 0; shard < DUE_SHARDS && due.length < limit; shard++) {
+      let start: Record<string, unknown> | undefined;
+      do {
+        const page = await this.#doc.send(
+          new QueryCommand({
+            TableName: this.#table,
+            IndexName: DUE_INDEX,
+            KeyConditionExpression: 'dueShard = :shard AND dueAt <= :now',
+            ExpressionAttributeValues: { ':shard': `due#${shard}`, ':now': now },
+            Limit: limit - due.length,
+            ExclusiveStartKey: start,
+          }),
+        );
+        due.push(...((page.Items ?? []) as BackoffRecord[]));
+        start = page.LastEvaluatedKey;
+      } while (start && due.length < limit);
+    }
+    return due;
+  }
+
+  /**
+   * Takes a parked record off the due index if it is still parked at the same `dueAt` (so two resync runs
+   * do not both re-enqueue it). Returns false when someone else took it or it changed.
+   */
+  async unpark(record: Pick<BackoffRecord, 'pk' | 'dueAt'>): Promise<boolean> {
+    try {
+      await this.#doc.send(
+        new UpdateCommand({
+          TableName: this.#table,
+          Key: { pk: record.pk },
+          UpdateExpression: 'REMOVE dueShard, dueAt',
+          ConditionExpression: 'dueAt = :dueAt',
+          ExpressionAttributeValues: { ':dueAt': record.dueAt },
+        }),
+      );
+      return true;
+    } catch (caught) {
+      if (isConditionFailure(caught)) return false;
+      throw caught;
+    }
+  }
+
+  async #upsertWait(id: BackoffId, untilMs: number, ref: BackoffObjectRef, parked: boolean): Promise<BackoffRecord> {
+    const pk = this.#pk(id);
+    const now = this.#now();
+    const values: Record<string, unknown> = {
+      ':zero': 0,
+      ':until': untilMs,
+      ':now': now,
+      ':exp': Math.ceil(untilMs / 1000) + RECORD_TTL_S,
+      ':controller': id.controller,
+      ':cluster': id.cluster,
+      ':kind': id.kind,
+      ':key': id.key,
+    };
+    const sets = [
+      'failures = if_not_exists(failures, :zero)',
+      'nextAttemptAt = :until',
+      'updatedAt = :now',
+      'expiresAt = :exp',
+      '#controller = :controller',
+      '#cluster = :cluster',
+      '#kind = :kind',
+      '#key = :key',
+    ];
+    if (ref.uid !== undefined) {
+      sets.push('#uid = :uid');
+      values[':uid'] = ref.uid;
+    }
+    if (ref.resourceVersion !== undefined) {
+      sets.push('#rv = :rv');
+      values[':rv'] = ref.resourceVersion;
+    }
+    const names: Record<string, string> = { '#controller': 'controller', '#cluster': 'cluster', '#kind': 'kind', '#key': 'key' };
+    if (ref.uid !== undefined) names['#uid'] = 'uid';
+    if (ref.resourceVersion !== undefined) names['#rv'] = 'resourceVersion';
+    let update = `SET ${sets.join(', ')}`;
+    if (parked) {
+      update += ', dueShard = :shard, dueAt = :until';
+      values[':shard'] = dueShard(pk);
+    } else {
+      update += ' REMOVE dueShard, dueAt';
+    }
+    const { Attributes } = await this.#doc.send(
+      new UpdateCommand({
+        TableName: this.#table,
+        Key: { pk },
+        UpdateExpression: update,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return Attributes as BackoffRecord;
+  }
+
+  #pk(id: BackoffId): string {
+    return backoffPk(id.controller, id.cluster, id.kind, id.key);
+  }
+
+  #idOf(id: BackoffId): BackoffId {
+    return { controller: id.controller, cluster: id.cluster, kind: id.kind, key: id.key };
+  }
+
+  #refOf(ref: BackoffObjectRef, previous: BackoffRecord | undefined): BackoffObjectRef {
+    const uid = ref.uid ?? previous?.uid;
+    const resourceVersion = ref.resourceVersion ?? previous?.resourceVersion;
+    return { ...(uid !== undefined ? { uid } : {}), ...(resourceVersion !== undefined ? { resourceVersion } : {}) };
+  }
+}
