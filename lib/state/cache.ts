@@ -1,0 +1,223 @@
+/**
+ * The object cache: the last state of every watched object per cluster and kind, in DynamoDB. It stands in
+ * for a client-go informer's indexer. The forwarder fills it before it publishes an event; controllers read
+ * it and write back the objects the API server returned after their own writes.
+ *
+ * Writes only move forward: an item is replaced only when the new resourceVersion is larger as an integer
+ * (upstream's cache compares them the same way), so a late or replayed event never overwrites newer state.
+ * A deletion leaves a tombstone carrying the deletion resourceVersion and an `expiresAt`; until it expires,
+ * a late event for the deleted object is rejected as stale. An expired tombstone counts as absent (the
+ * condition checks `expiresAt` itself, since DynamoDB TTL deletion is lazy and dynalite never deletes).
+ *
+ * @example
+ * const cache = new ObjectCache(createDocumentClient(), 'claimflow-cache');
+ * await cache.put('c1', 'PersistentVolume', pv);           // 'written'
+ * await cache.put('c1', 'PersistentVolume', pv);           // 'unchanged'
+ * const hit = await cache.get('c1', 'PersistentVolume', 'pv-1'); // { object, rv, uid, deleted: false }
+ */
+import { GetCommand, PutCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { DocumentClient } from './client.ts';
+import { CACHE_INDEX_KEYS, indexAttributes, type CacheIndexName } from './indexes.ts';
+import { cachePk } from './schema.ts';
+
+/** A Kubernetes object as JSON. */
+export type CacheableObject = {
+  metadata?: { name?: string; namespace?: string; uid?: string; resourceVersion?: string; [field: string]: any };
+  [field: string]: any;
+};
+
+/** One cache entry. */
+export interface CachedObject {
+  /** The object as last seen (for a tombstone: its last state before deletion). managedFields stripped. */
+  object: CacheableObject;
+  /** resourceVersion as an integer (for a tombstone: the deletion's resourceVersion). */
+  rv: number;
+  uid: string;
+  /** True for a tombstone. */
+  deleted: boolean;
+  /** Tombstones only: epoch seconds after which the tombstone counts as absent. */
+  expiresAt?: number;
+}
+
+/** `written`: the item moved forward. `stale`: the cache holds a newer rv. `unchanged`: same rv already held. */
+export type CacheWriteResult = 'written' | 'stale' | 'unchanged';
+
+export interface ObjectCacheOptions {
+  /** How long a tombstone blocks resurrection, seconds. Default 3600. */
+  tombstoneTtlSeconds?: number;
+  /** Clock for tombstone expiry, epoch milliseconds. */
+  now?: () => number;
+}
+
+/** The resourceVersion is not a decimal integer that a JS number holds exactly. */
+export class InvalidResourceVersionError extends Error {
+  constructor(rv: unknown) {
+    super(`resourceVersion ${JSON.stringify(rv)} is not a non-negative safe integer`);
+    this.name = 'InvalidResourceVersionError';
+  }
+}
+
+/** Parses a resourceVersion for integer comparison; throws {@link InvalidResourceVersionError}. */
+export function parseResourceVersion(rv: unknown): number {
+  const text = typeof rv === 'number' ? String(rv) : rv;
+  if (typeof text !== 'string' || !/^[0-9]{1,16}$/.test(text)) throw new InvalidResourceVersionError(rv);
+  const value = Number(text);
+  if (!Number.isSafeInteger(value)) throw new InvalidResourceVersionError(rv);
+  return value;
+}
+
+/** The object key: `namespace/name` or `name`. */
+export function cacheKey(object: CacheableObject): string {
+  const meta = object.metadata ?? {};
+  return meta.namespace ? `${meta.namespace}/${meta.name}` : `${meta.name}`;
+}
+
+/** A copy of the object without `metadata.managedFields` (what the cache and the messages carry). */
+export function stripManagedFields<T extends CacheableObject>(object: T): T {
+  if (!object.metadata || !('managedFields' in object.metadata)) return object;
+  const { managedFields: _dropped, ...metadata } = object.metadata;
+  return { ...object, metadata };
+}
+
+const FORWARD_ONLY =
+  'attribute_not_exists(pk) OR #rv < :rv OR (#deleted = :true AND #expiresAt < :nowSeconds)';
+
+function isConditionFailure(err: unknown): boolean {
+  return (err as { name?: string })?.name === 'ConditionalCheckFailedException';
+}
+
+/** The DynamoDB-backed object cache; see the module comment. */
+export class ObjectCache {
+  readonly table: string;
+  #doc: DocumentClient;
+  #ttl: number;
+  #now: () => number;
+
+  constructor(doc: DocumentClient, table: string, options: ObjectCacheOptions = {}) {
+    this.table = table;
+    this.#doc = doc;
+    this.#ttl = options.tombstoneTtlSeconds ?? 3600;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /**
+   * The entry for `key`, tombstones included (`deleted: true`); undefined when absent or when a tombstone
+   * has expired. Strongly consistent.
+   */
+  async get(cluster: string, kind: string, key: string): Promise<CachedObject | undefined> {
+    const out = await this.#doc.send(
+      new GetCommand({ TableName: this.table, Key: { pk: cachePk(cluster, kind), sk: key }, ConsistentRead: true }),
+    );
+    return out.Item ? this.#live(out.Item) : undefined;
+  }
+
+  /**
+   * Writes the object if its resourceVersion is newer than what the cache holds (or the key is absent, or
+   * holds an expired tombstone). Index attributes are recomputed from the object.
+   */
+  async put(cluster: string, kind: string, object: CacheableObject): Promise<CacheWriteResult> {
+    const rv = parseResourceVersion(object.metadata?.resourceVersion);
+    const stored = stripManagedFields(object);
+    return this.#write(cluster, kind, cacheKey(object), rv, {
+      uid: String(object.metadata?.uid ?? ''),
+      obj: JSON.stringify(stored),
+      deleted: false,
+      ...indexAttributes(cluster, kind, stored),
+    });
+  }
+
+  /**
+   * Replaces the entry with a tombstone at `deletedRv` (the deletion's resourceVersion, or a list
+   * resourceVersion when a relist found the object gone), keeping `object` as its last state.
+   */
+  async remove(cluster: string, kind: string, object: CacheableObject, deletedRv: string | number): Promise<CacheWriteResult> {
+    const rv = parseResourceVersion(deletedRv);
+    const stored = stripManagedFields(object);
+    return this.#write(cluster, kind, cacheKey(object), rv, {
+      uid: String(object.metadata?.uid ?? ''),
+      obj: JSON.stringify(stored),
+      deleted: true,
+      expiresAt: Math.floor(this.#now() / 1000) + this.#ttl,
+    });
+  }
+
+  /** Every live object of a kind in key order (tombstones skipped unless asked for), paginated Query. */
+  async *list(cluster: string, kind: string, options: { includeDeleted?: boolean } = {}): AsyncIterable<CachedObject> {
+    for await (const item of this.#query({
+      TableName: this.table,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': cachePk(cluster, kind) },
+      ConsistentRead: true,
+    })) {
+      const entry = this.#live(item);
+      if (entry && (options.includeDeleted || !entry.deleted)) yield entry;
+    }
+  }
+
+  /**
+   * Objects in one of the cache's sparse indexes (see `indexes.ts` for what each holds), ascending by the
+   * index's range key. `from` is an inclusive lower bound on the range key; `limit` caps the number of
+   * objects yielded. Eventually consistent, as every GSI read.
+   */
+  async *queryIndex(index: CacheIndexName, pk: string, options: { from?: string; limit?: number } = {}): AsyncIterable<CachedObject> {
+    const keys = CACHE_INDEX_KEYS[index];
+    const input: QueryCommandInput = {
+      TableName: this.table,
+      IndexName: index,
+      KeyConditionExpression: options.from === undefined ? '#h = :h' : '#h = :h AND #r >= :from',
+      ExpressionAttributeNames: options.from === undefined ? { '#h': keys.hashKey } : { '#h': keys.hashKey, '#r': keys.rangeKey },
+      ExpressionAttributeValues: options.from === undefined ? { ':h': pk } : { ':h': pk, ':from': options.from },
+      ...(options.limit ? { Limit: options.limit } : {}),
+    };
+    let yielded = 0;
+    for await (const item of this.#query(input)) {
+      const entry = this.#live(item);
+      if (!entry || entry.deleted) continue;
+      yield entry;
+      if (options.limit && ++yielded >= options.limit) return;
+    }
+  }
+
+  async #write(cluster: string, kind: string, key: string, rv: number, attributes: Record<string, unknown>): Promise<CacheWriteResult> {
+    const pk = cachePk(cluster, kind);
+    try {
+      await this.#doc.send(
+        new PutCommand({
+          TableName: this.table,
+          Item: { pk, sk: key, rv, ...attributes },
+          ConditionExpression: FORWARD_ONLY,
+          ExpressionAttributeNames: { '#rv': 'rv', '#deleted': 'deleted', '#expiresAt': 'expiresAt' },
+          ExpressionAttributeValues: { ':rv': rv, ':true': true, ':nowSeconds': Math.floor(this.#now() / 1000) },
+        }),
+      );
+      return 'written';
+    } catch (err) {
+      if (!isConditionFailure(err)) throw err;
+    }
+    // dynalite ignores ReturnValuesOnConditionCheckFailure, so read what won.
+    const current = await this.#doc.send(new GetCommand({ TableName: this.table, Key: { pk, sk: key }, ConsistentRead: true }));
+    return Number(current.Item?.rv) === rv ? 'unchanged' : 'stale';
+  }
+
+  async *#query(input: QueryCommandInput): AsyncIterable<Record<string, any>> {
+    let start: Record<string, any> | undefined;
+    do {
+      const page = await this.#doc.send(new QueryCommand({ ...input, ExclusiveStartKey: start }));
+      yield* page.Items ?? [];
+      start = page.LastEvaluatedKey;
+    } while (start);
+  }
+
+  #live(item: Record<string, any>): CachedObject | undefined {
+    const deleted = item.deleted === true;
+    const expiresAt = typeof item.expiresAt === 'number' ? item.expiresAt : undefined;
+    if (deleted && expiresAt !== undefined && expiresAt < Math.floor(this.#now() / 1000)) return undefined;
+    return {
+      object: JSON.parse(item.obj),
+      rv: Number(item.rv),
+      uid: String(item.uid ?? ''),
+      deleted,
+      ...(deleted && expiresAt !== undefined ? { expiresAt } : {}),
+    };
+  }
+}

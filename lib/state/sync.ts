@@ -1,0 +1,102 @@
+/**
+ * Bookmarks and sync markers: one control-table record per cluster and kind, `sync#<cluster>#<Kind>`.
+ *
+ * - `rv` (S): the forwarder's bookmark. Every watch event of that kind up to this resourceVersion has been
+ *   written to the cache and, where it changed the cache, published. A restarted forwarder resumes its watch
+ *   from here. `rvN` (N) holds the same value for the forward-only condition.
+ * - `listComplete` (BOOL): the forwarder's first full LIST of the kind is in the cache. Controllers must not
+ *   act on absence ("no matching volume", "object vanished") while it is false: the cache may be half filled.
+ * - `listCompletedAt` (S): ISO-8601 time of the last completed LIST.
+ *
+ * @example
+ * const sync = new SyncMarkers(doc, 'claimflow-control');
+ * await sync.markListComplete('c1', 'PersistentVolume', '4711');
+ * await sync.saveBookmark('c1', 'PersistentVolume', '4800'); // true: moved forward
+ * (await sync.getSync('c1', 'PersistentVolume'))?.listComplete; // true
+ */
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { parseResourceVersion } from './cache.ts';
+import type { DocumentClient } from './client.ts';
+import { syncPk } from './schema.ts';
+
+export interface SyncState {
+  /** Bookmark: decimal resourceVersion ('' when only a list marker was ever written). */
+  rv: string;
+  listComplete: boolean;
+  /** ISO-8601, set when a LIST completed. */
+  listCompletedAt?: string;
+}
+
+/** Reads and writes `sync#<cluster>#<Kind>` records in the control table. */
+export class SyncMarkers {
+  readonly table: string;
+  #doc: DocumentClient;
+  #now: () => number;
+
+  constructor(doc: DocumentClient, table: string, options: { now?: () => number } = {}) {
+    this.table = table;
+    this.#doc = doc;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** The record, or undefined before the forwarder wrote one. Strongly consistent. */
+  async getSync(cluster: string, kind: string): Promise<SyncState | undefined> {
+    const out = await this.#doc.send(
+      new GetCommand({ TableName: this.table, Key: { pk: syncPk(cluster, kind) }, ConsistentRead: true }),
+    );
+    if (!out.Item) return undefined;
+    return {
+      rv: typeof out.Item.rv === 'string' ? out.Item.rv : '',
+      listComplete: out.Item.listComplete === true,
+      ...(typeof out.Item.listCompletedAt === 'string' ? { listCompletedAt: out.Item.listCompletedAt } : {}),
+    };
+  }
+
+  /** True when every listed kind's initial LIST is complete for the cluster. */
+  async isListComplete(cluster: string, kinds: readonly string[]): Promise<boolean> {
+    for (const kind of kinds) {
+      if (!(await this.getSync(cluster, kind))?.listComplete) return false;
+    }
+    return true;
+  }
+
+  /**
+   * Moves the bookmark forward to `rv`; returns false (and writes nothing) when the stored bookmark is
+   * already at or past it.
+   */
+  async saveBookmark(cluster: string, kind: string, rv: string): Promise<boolean> {
+    const value = parseResourceVersion(rv);
+    try {
+      await this.#doc.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: { pk: syncPk(cluster, kind) },
+          UpdateExpression: 'SET rv = :rv, rvN = :n, listComplete = if_not_exists(listComplete, :false)',
+          ConditionExpression: 'attribute_not_exists(rvN) OR rvN < :n',
+          ExpressionAttributeValues: { ':rv': String(value), ':n': value, ':false': false },
+        }),
+      );
+      return true;
+    } catch (err) {
+      if ((err as { name?: string })?.name === 'ConditionalCheckFailedException') return false;
+      throw err;
+    }
+  }
+
+  /**
+   * Records a completed LIST at `listRv`: sets `listComplete` and `listCompletedAt`, and sets the bookmark
+   * to the list's resourceVersion unconditionally (a LIST is authoritative, even if the API server's
+   * revisions restarted below an older bookmark).
+   */
+  async markListComplete(cluster: string, kind: string, listRv: string): Promise<void> {
+    const value = parseResourceVersion(listRv);
+    await this.#doc.send(
+      new UpdateCommand({
+        TableName: this.table,
+        Key: { pk: syncPk(cluster, kind) },
+        UpdateExpression: 'SET rv = :rv, rvN = :n, listComplete = :true, listCompletedAt = :at',
+        ExpressionAttributeValues: { ':rv': String(value), ':n': value, ':true': true, ':at': new Date(this.#now()).toISOString() },
+      }),
+    );
+  }
+}

@@ -1,0 +1,180 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { startDynalite, type Dynalite } from '../support/dynalite.ts';
+import { ObjectCache, InvalidResourceVersionError, type CacheableObject } from '../../lib/state/cache.ts';
+import { CLAIM_REF_INDEX, PENDING_CLAIM_INDEX, VOLUME_MATCH_INDEX, padBytes, pendingClaimPk, volumeMatchPk, claimRefPk } from '../../lib/state/schema.ts';
+import { indexAttributes } from '../../lib/state/indexes.ts';
+
+const PV = 'PersistentVolume';
+const PVC = 'PersistentVolumeClaim';
+
+function volume(name: string, rv: number, mods: { size?: string; cls?: string; modes?: string[]; phase?: string; claim?: string; deleting?: boolean; uid?: string } = {}): CacheableObject {
+  return {
+    apiVersion: 'v1',
+    kind: PV,
+    metadata: {
+      name,
+      uid: mods.uid ?? `uid-${name}`,
+      resourceVersion: String(rv),
+      managedFields: [{ manager: 'kubectl', operation: 'Update' }],
+      ...(mods.deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}),
+    },
+    spec: {
+      capacity: { storage: mods.size ?? '1Gi' },
+      accessModes: mods.modes ?? ['ReadWriteOnce'],
+      ...(mods.cls !== undefined ? { storageClassName: mods.cls } : {}),
+      ...(mods.claim ? { claimRef: { namespace: 'ns', name: mods.claim, uid: 'c' } } : {}),
+    },
+    status: mods.phase === undefined ? {} : { phase: mods.phase },
+  };
+}
+
+function claim(name: string, rv: number, mods: { size?: string; cls?: string; beta?: string; volumeName?: string; deleting?: boolean } = {}): CacheableObject {
+  return {
+    metadata: {
+      name,
+      namespace: 'ns',
+      uid: `uid-${name}`,
+      resourceVersion: String(rv),
+      ...(mods.beta !== undefined ? { annotations: { 'volume.beta.kubernetes.io/storage-class': mods.beta } } : {}),
+      ...(mods.deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}),
+    },
+    spec: {
+      resources: { requests: { storage: mods.size ?? '1Gi' } },
+      ...(mods.cls !== undefined ? { storageClassName: mods.cls } : {}),
+      ...(mods.volumeName ? { volumeName: mods.volumeName } : {}),
+    },
+  };
+}
+
+async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of iterable) out.push(item);
+  return out;
+}
+
+describe('indexAttributes', () => {
+  const GiB = 1073741824n;
+  const table: Array<{ name: string; kind: string; object: CacheableObject; expected: Record<string, string> }> = [
+    { name: 'available PV', kind: PV, object: volume('pv1', 1, { cls: 'gold', phase: 'Available', modes: ['ReadWriteOnce', 'ReadOnlyMany'] }),
+      expected: { matchPk: 'c1#gold#ReadOnlyMany,ReadWriteOnce', matchSk: `${padBytes(GiB)}#pv1` } },
+    { name: 'pending PV without class', kind: PV, object: volume('pv2', 1, { phase: 'Pending', size: '500M' }),
+      expected: { matchPk: 'c1##ReadWriteOnce', matchSk: `${padBytes(500000000n)}#pv2` } },
+    { name: 'PV with unset phase', kind: PV, object: volume('pv3', 1), expected: { matchPk: 'c1##ReadWriteOnce', matchSk: `${padBytes(GiB)}#pv3` } },
+    { name: 'released PV', kind: PV, object: volume('pv4', 1, { phase: 'Released' }), expected: {} },
+    { name: 'deleting PV', kind: PV, object: volume('pv5', 1, { phase: 'Available', deleting: true }), expected: {} },
+    { name: 'bound PV', kind: PV, object: volume('pv6', 1, { phase: 'Bound', claim: 'c' }), expected: { claimRefPk: 'c1#ns/c' } },
+    { name: 'pre-bound available PV', kind: PV, object: volume('pv7', 1, { phase: 'Available', claim: 'c' }), expected: { claimRefPk: 'c1#ns/c' } },
+    { name: 'unbound claim', kind: PVC, object: claim('a', 1, { cls: 'gold', size: '2Gi' }),
+      expected: { pendingPk: 'c1#gold', pendingSk: `${padBytes(2n * GiB)}#ns/a` } },
+    { name: 'claim with beta annotation', kind: PVC, object: claim('b', 1, { beta: 'silver', cls: 'gold' }),
+      expected: { pendingPk: 'c1#silver', pendingSk: `${padBytes(GiB)}#ns/b` } },
+    { name: 'claim without class', kind: PVC, object: claim('c', 1), expected: { pendingPk: 'c1#', pendingSk: `${padBytes(GiB)}#ns/c` } },
+    { name: 'bound claim', kind: PVC, object: claim('d', 1, { volumeName: 'pv1' }), expected: {} },
+    { name: 'deleting claim', kind: PVC, object: claim('e', 1, { deleting: true }), expected: {} },
+    { name: 'node', kind: 'Node', object: { metadata: { name: 'n1', resourceVersion: '1' } }, expected: {} },
+  ];
+  for (const row of table) {
+    it(row.name, () => assert.deepEqual(indexAttributes('c1', row.kind, row.object), row.expected));
+  }
+});
+
+describe('ObjectCache against dynalite', () => {
+  let db: Dynalite;
+  let cache: ObjectCache;
+  let clock = Date.parse('2026-11-21T00:00:00Z');
+  before(async () => {
+    db = await startDynalite();
+    cache = new ObjectCache(db.doc, db.tables.cache, { tombstoneTtlSeconds: 60, now: () => clock });
+  });
+  after(() => db.stop());
+
+  it('writes only forward, by integer comparison of resourceVersions', async () => {
+    assert.equal(await cache.put('c1', PV, volume('fw', 9)), 'written');
+    assert.equal(await cache.put('c1', PV, volume('fw', 10)), 'written'); // '10' > '9' as integers
+    assert.equal(await cache.put('c1', PV, volume('fw', 10)), 'unchanged');
+    assert.equal(await cache.put('c1', PV, volume('fw', 9)), 'stale');
+    const hit = await cache.get('c1', PV, 'fw');
+    assert.equal(hit?.rv, 10);
+    assert.equal(hit?.uid, 'uid-fw');
+    assert.equal(hit?.deleted, false);
+    assert.equal(hit?.object.metadata?.resourceVersion, '10');
+    assert.equal('managedFields' in (hit?.object.metadata ?? {}), false, 'managedFields stripped');
+  });
+
+  it('keeps clusters and kinds apart', async () => {
+    await cache.put('c2', PV, volume('fw', 3));
+    assert.equal((await cache.get('c2', PV, 'fw'))?.rv, 3);
+    assert.equal((await cache.get('c1', PV, 'fw'))?.rv, 10);
+    assert.equal(await cache.get('c1', 'Node', 'fw'), undefined);
+  });
+
+  it('tombstones block late events until they expire', async () => {
+    await cache.put('c1', PV, volume('tomb', 20));
+    assert.equal(await cache.remove('c1', PV, volume('tomb', 20), '25'), 'written');
+    assert.equal(await cache.remove('c1', PV, volume('tomb', 20), '25'), 'unchanged');
+    const stone = await cache.get('c1', PV, 'tomb');
+    assert.equal(stone?.deleted, true);
+    assert.equal(stone?.rv, 25);
+    assert.equal(stone?.expiresAt, Math.floor(clock / 1000) + 60);
+    assert.equal(await cache.put('c1', PV, volume('tomb', 22)), 'stale', 'a late MODIFIED cannot resurrect it');
+    assert.equal(await cache.remove('c1', PV, volume('tomb', 20), '24'), 'stale');
+    assert.deepEqual((await collect(cache.list('c1', PV))).map((e) => e.object.metadata?.name).includes('tomb'), false);
+    assert.equal((await collect(cache.list('c1', PV, { includeDeleted: true }))).some((e) => e.deleted), true);
+    // A re-created object (new uid, newer rv) replaces the tombstone at once.
+    assert.equal(await cache.put('c1', PV, volume('tomb', 30, { uid: 'second' })), 'written');
+    assert.equal((await cache.get('c1', PV, 'tomb'))?.uid, 'second');
+  });
+
+  it('an expired tombstone counts as absent', async () => {
+    await cache.put('c1', PV, volume('exp', 40));
+    await cache.remove('c1', PV, volume('exp', 40), 41);
+    clock += 61_000;
+    assert.equal(await cache.get('c1', PV, 'exp'), undefined);
+    assert.equal(await cache.put('c1', PV, volume('exp', 39)), 'written');
+    assert.equal((await cache.get('c1', PV, 'exp'))?.rv, 39);
+  });
+
+  it('rejects resourceVersions that are not integers', async () => {
+    await assert.rejects(cache.put('c1', PV, { metadata: { name: 'bad', resourceVersion: 'abc' } }), InvalidResourceVersionError);
+    await assert.rejects(cache.remove('c1', PV, volume('bad', 1), '99999999999999999'), InvalidResourceVersionError);
+  });
+
+  it('lists a kind across pages, in key order', async () => {
+    const names = Array.from({ length: 120 }, (_, i) => `node-${String(i).padStart(3, '0')}`);
+    const big = 'x'.repeat(9000); // ~1 MB in total: Query pages at 1 MB
+    for (const name of names) {
+      assert.equal(await cache.put('c1', 'Node', { metadata: { name, uid: name, resourceVersion: '5', annotations: { big } } }), 'written');
+    }
+    const listed = await collect(cache.list('c1', 'Node'));
+    assert.deepEqual(listed.map((e) => e.object.metadata?.name), names);
+  });
+
+  it('finds the smallest matching available volume through the match index', async () => {
+    await cache.put('c3', PV, volume('small', 50, { cls: 'gold', size: '1Gi', phase: 'Available' }));
+    await cache.put('c3', PV, volume('medium', 51, { cls: 'gold', size: '5Gi', phase: 'Available' }));
+    await cache.put('c3', PV, volume('large', 52, { cls: 'gold', size: '10Gi', phase: 'Available' }));
+    await cache.put('c3', PV, volume('other-class', 53, { cls: 'silver', size: '5Gi', phase: 'Available' }));
+    const pk = volumeMatchPk('c3', 'gold', ['ReadWriteOnce']);
+    const best = await collect(cache.queryIndex(VOLUME_MATCH_INDEX, pk, { from: padBytes(2n * 1073741824n), limit: 1 }));
+    assert.deepEqual(best.map((e) => e.object.metadata?.name), ['medium']);
+    const all = await collect(cache.queryIndex(VOLUME_MATCH_INDEX, pk));
+    assert.deepEqual(all.map((e) => e.object.metadata?.name), ['small', 'medium', 'large']);
+
+    // Binding moves the volume from the match index to the claimRef index; deletion drops it from both.
+    await cache.put('c3', PV, volume('medium', 60, { cls: 'gold', size: '5Gi', phase: 'Bound', claim: 'data' }));
+    assert.deepEqual((await collect(cache.queryIndex(VOLUME_MATCH_INDEX, pk))).map((e) => e.object.metadata?.name), ['small', 'large']);
+    const bound = await collect(cache.queryIndex(CLAIM_REF_INDEX, claimRefPk('c3', 'ns', 'data')));
+    assert.deepEqual(bound.map((e) => e.object.metadata?.name), ['medium']);
+    await cache.remove('c3', PV, volume('medium', 60, { claim: 'data' }), 61);
+    assert.deepEqual(await collect(cache.queryIndex(CLAIM_REF_INDEX, claimRefPk('c3', 'ns', 'data'))), []);
+  });
+
+  it('lists pending claims of a class smallest first', async () => {
+    await cache.put('c4', PVC, claim('big', 70, { cls: 'gold', size: '8Gi' }));
+    await cache.put('c4', PVC, claim('tiny', 71, { cls: 'gold', size: '100Mi' }));
+    await cache.put('c4', PVC, claim('bound', 72, { cls: 'gold', volumeName: 'pv' }));
+    const pending = await collect(cache.queryIndex(PENDING_CLAIM_INDEX, pendingClaimPk('c4', 'gold')));
+    assert.deepEqual(pending.map((e) => e.object.metadata?.name), ['tiny', 'big']);
+  });
+});

@@ -1,0 +1,46 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { startDynalite, type Dynalite } from '../support/dynalite.ts';
+import { SyncMarkers } from '../../lib/state/sync.ts';
+import { InvalidResourceVersionError } from '../../lib/state/cache.ts';
+
+describe('SyncMarkers against dynalite', () => {
+  let db: Dynalite;
+  let sync: SyncMarkers;
+  const at = Date.parse('2026-11-21T20:00:00.000Z');
+  before(async () => {
+    db = await startDynalite();
+    sync = new SyncMarkers(db.doc, db.tables.control, { now: () => at });
+  });
+  after(() => db.stop());
+
+  it('has no record before the forwarder writes one', async () => {
+    assert.equal(await sync.getSync('c1', 'Node'), undefined);
+    assert.equal(await sync.isListComplete('c1', ['Node']), false);
+  });
+
+  it('moves the bookmark forward only, comparing integers', async () => {
+    assert.equal(await sync.saveBookmark('c1', 'Node', '9'), true);
+    assert.deepEqual(await sync.getSync('c1', 'Node'), { rv: '9', listComplete: false });
+    assert.equal(await sync.saveBookmark('c1', 'Node', '10'), true);
+    assert.equal(await sync.saveBookmark('c1', 'Node', '10'), false);
+    assert.equal(await sync.saveBookmark('c1', 'Node', '8'), false);
+    assert.equal((await sync.getSync('c1', 'Node'))?.rv, '10');
+    await assert.rejects(sync.saveBookmark('c1', 'Node', 'x'), InvalidResourceVersionError);
+  });
+
+  it('marks a kind listed, setting the bookmark to the list resourceVersion even below the old one', async () => {
+    await sync.markListComplete('c1', 'Node', '3');
+    assert.deepEqual(await sync.getSync('c1', 'Node'), { rv: '3', listComplete: true, listCompletedAt: '2026-11-21T20:00:00.000Z' });
+    assert.equal(await sync.saveBookmark('c1', 'Node', '4'), true);
+    assert.deepEqual(await sync.getSync('c1', 'Node'), { rv: '4', listComplete: true, listCompletedAt: '2026-11-21T20:00:00.000Z' });
+  });
+
+  it('reports list completion over several kinds and keeps clusters apart', async () => {
+    assert.equal(await sync.isListComplete('c1', ['Node']), true);
+    assert.equal(await sync.isListComplete('c1', ['Node', 'PersistentVolume']), false);
+    await sync.markListComplete('c1', 'PersistentVolume', '5');
+    assert.equal(await sync.isListComplete('c1', ['Node', 'PersistentVolume']), true);
+    assert.equal(await sync.isListComplete('c2', ['Node']), false);
+  });
+});
