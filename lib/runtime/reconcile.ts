@@ -74,4 +74,16 @@ export const ENV = {
   storageApiUrl: 'STORAGE_API_URL',
   storageApiUsername: 'STORAGE_API_USERNAME',
   storageApiPassword: 'STORAGE_API_PASSWORD',
+  /** This function's dead-letter queue: poison messages are sent here explicitly. */
+  dlqUrl: 'DLQ_URL',
+  /** The `maxReceiveCount` of this function's queue redrive policy (the runtime stays below it). */
+  maxReceiveCount: 'MAX_RECEIVE_COUNT',
+  /** Failure threshold per key (0 or unset: retry forever). */
+  maxFailures: 'MAX_FAILURES',
+  /** Per-key exponential backoff (client-go workqueue defaults: 5 ms and 1000 s). */
+  backoffBaseDelayMs: 'BACKOFF_BASE_DELAY_MS',
+  backoffMaxDelayMs: 'BACKOFF_MAX_DELAY_MS',
+  /** Per-cluster API request budget (kube-controller-manager defaults: 20 QPS, burst 30). */
+  kubeApiQps: 'KUBE_API_QPS',
+  kubeApiBurst: 'KUBE_API_BURST',
 } as const;
