@@ -1,0 +1,271 @@
+/**
+ * The HTTP transport of the StorageOS v2 client: base URL, JSON bodies, the bearer token and its
+ * lifecycle (login, refresh, reset, re-login on 401), per-request timeouts, error mapping, and
+ * exponential backoff on 5xx and transport errors. Node's own `fetch` (undici) does the HTTP.
+ *
+ * Token lifecycle (api-manager `client.go`, reference storageos.md §1.13 and §3.1):
+ * - the first call logs in (`POST /v2/auth/login`); the token arrives in the `Authorization` response
+ *   header as `Bearer <jwt>`;
+ * - a 401 on any call drops the token, logs in again and repeats the call **once**; concurrent calls
+ *   share one login;
+ * - {@link StorageOSTransport.reset} is the `apiReset` path (drop the token, log in on next use);
+ *   {@link StorageOSTransport.refresh} is `POST /v2/auth/refresh`, falling back to a login on failure.
+ */
+import {
+  RetriesExhaustedError,
+  StorageError,
+  StorageTransportError,
+  isRetryable,
+  mapApiError,
+} from '../errors.ts';
+import type { CallOptions } from '../types.ts';
+import { type BackoffOptions, type Backoff, backoffDelay, resolveBackoff, sleep } from './backoff.ts';
+import { API_PREFIX, DEFAULT_API_PORT } from './wire.ts';
+
+/** How to reach and authenticate to a StorageOS API. */
+export interface StorageOSTransportOptions {
+  /** `host`, `host:port` or a URL; `http://` and port 5705 are added when missing (api-manager `-api-endpoint`). */
+  endpoint: string;
+  username: string;
+  password: string;
+  /** Per-request timeout (default 10 s, api-manager's HTTP timeout). */
+  timeoutMs?: number;
+  /** Timeout of a login or refresh (default 20 s, api-manager's auth timeout). */
+  authTimeoutMs?: number;
+  /** Backoff of one call on 5xx and transport errors. */
+  backoff?: BackoffOptions;
+  /** `User-Agent` header (default `claimflow/0.1 (StorageOS v2 client)`). */
+  userAgent?: string;
+}
+
+/** One request. */
+export interface RequestOptions extends CallOptions {
+  /** Query parameters; `undefined` values are left out. */
+  query?: Record<string, string | undefined>;
+  /** JSON body. */
+  body?: unknown;
+  /** Called before each retry with the error that caused it (1 = first retry). */
+  onRetry?: (error: unknown, retry: number) => void;
+}
+
+/** A successful response: status, parsed JSON body (`undefined` when empty) and headers. */
+export interface ApiResponse {
+  status: number;
+  body: unknown;
+  headers: Headers;
+}
+
+/** Normalise an endpoint as api-manager does: add `http://` and `:5705` when missing; no trailing slash. */
+export function normalizeEndpoint(endpoint: string): string {
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(endpoint) ? endpoint : `http://${endpoint}`;
+  const url = new URL(withScheme);
+  if (url.port === '' && !/:\d+$/.test(url.host)) url.port = String(DEFAULT_API_PORT);
+  return url.toString().replace(/\/+$/, '');
+}
+
+/** The token in an `Authorization: Bearer <jwt>` header, or `undefined`. */
+export function bearerToken(header: string | null): string | undefined {
+  if (header === null) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header.trim());
+  return match?.[1];
+}
+
+/**
+ * HTTP transport with authentication, timeouts, error mapping and backoff.
+ *
+ * @example
+ * const transport = new StorageOSTransport({ endpoint: 'http://127.0.0.1:5705', username: 'storageos', password: 'storageos' });
+ * const { body } = await transport.request('GET', '/namespaces');
+ */
+export class StorageOSTransport {
+  /** Base URL without the `/v2` prefix. */
+  readonly baseUrl: string;
+  #username: string;
+  #password: string;
+  #timeoutMs: number;
+  #authTimeoutMs: number;
+  #backoff: Backoff;
+  #userAgent: string;
+  #token: string | undefined;
+  #pendingLogin: Promise<string> | undefined;
+  #logins = 0;
+
+  constructor(options: StorageOSTransportOptions) {
+    this.baseUrl = normalizeEndpoint(options.endpoint);
+    this.#username = options.username;
+    this.#password = options.password;
+    this.#timeoutMs = options.timeoutMs ?? 10_000;
+    this.#authTimeoutMs = options.authTimeoutMs ?? 20_000;
+    this.#backoff = resolveBackoff(options.backoff);
+    this.#userAgent = options.userAgent ?? 'claimflow/0.1 (StorageOS v2 client)';
+  }
+
+  /** Logins performed so far (for tests and metrics). */
+  get logins(): number {
+    return this.#logins;
+  }
+
+  /** Whether a token is held. */
+  get authenticated(): boolean {
+    return this.#token !== undefined;
+  }
+
+  /**
+   * Log in and keep the token. Concurrent callers share one login. A 401 means bad credentials
+   * (`UnauthorizedError`).
+   */
+  login(options: CallOptions = {}): Promise<string> {
+    this.#pendingLogin ??= this.#doLogin(options).finally(() => {
+      this.#pendingLogin = undefined;
+    });
+    return this.#pendingLogin;
+  }
+
+  /** Drop the token; the next call logs in again (api-manager's `apiReset`). */
+  reset(): void {
+    this.#token = undefined;
+  }
+
+  /**
+   * `POST /v2/auth/refresh` with the current token and swap in the new one. Without a token, or when the
+   * refresh fails for any reason, log in instead (api-manager PR #38). A response without a token keeps
+   * the old one.
+   */
+  async refresh(options: CallOptions = {}): Promise<void> {
+    const token = this.#token;
+    if (token === undefined) {
+      await this.login(options);
+      return;
+    }
+    try {
+      const response = await this.#send('POST', '/auth/refresh', {}, token, this.#authTimeoutMs);
+      if (!response.ok) throw mapApiError(response.status, await errorText(response), 'POST /v2/auth/refresh');
+      const fresh = bearerToken(response.headers.get('authorization'));
+      if (fresh !== undefined && this.#token === token) this.#token = fresh;
+    } catch (err) {
+      if (options.signal?.aborted) throw err;
+      this.#token = undefined;
+      await this.login(options);
+    }
+  }
+
+  /**
+   * Send one API call (`path` is relative to `/v2`): authenticated, re-logging in once on 401, retried
+   * with backoff on 5xx and transport errors. Non-2xx answers throw the mapped error; when retries run
+   * out, {@link RetriesExhaustedError} with the last error as `cause`.
+   */
+  async request(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse> {
+    const operation = `${method} ${API_PREFIX}${path}`;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#authorized(method, path, options, operation);
+      } catch (err) {
+        if (!isRetryable(err) || options.signal?.aborted) throw err;
+        if (attempt >= this.#backoff.attempts) {
+          throw attempt === 1 ? err : new RetriesExhaustedError(operation, attempt, err);
+        }
+        options.onRetry?.(err, attempt);
+        await sleep(backoffDelay(this.#backoff, attempt - 1), options.signal);
+      }
+    }
+  }
+
+  async #authorized(method: string, path: string, options: RequestOptions, operation: string): Promise<ApiResponse> {
+    let token = this.#token ?? (await this.login(options));
+    let response = await this.#send(method, path, options, token, this.#timeoutMs, operation);
+    if (response.status === 401) {
+      await response.body?.cancel();
+      if (this.#token === token) this.#token = undefined;
+      token = this.#token ?? (await this.login(options));
+      response = await this.#send(method, path, options, token, this.#timeoutMs, operation);
+    }
+    const text = await response.text();
+    if (!response.ok) throw mapApiError(response.status, errorMessage(text, response.statusText), operation);
+    return { status: response.status, body: parseBody(text, operation), headers: response.headers };
+  }
+
+  async #doLogin(options: CallOptions): Promise<string> {
+    const operation = `POST ${API_PREFIX}/auth/login`;
+    const response = await this.#send(
+      'POST',
+      '/auth/login',
+      { ...options, body: { username: this.#username, password: this.#password } },
+      undefined,
+      this.#authTimeoutMs,
+      operation,
+    );
+    const text = await response.text();
+    if (!response.ok) throw mapApiError(response.status, errorMessage(text, response.statusText), operation);
+    const token = bearerToken(response.headers.get('authorization'));
+    if (token === undefined) throw new StorageError(`${operation}: no auth token in the response's Authorization header`);
+    this.#token = token;
+    this.#logins++;
+    return token;
+  }
+
+  async #send(
+    method: string,
+    path: string,
+    options: RequestOptions,
+    token: string | undefined,
+    timeoutMs: number,
+    operation = `${method} ${API_PREFIX}${path}`,
+  ): Promise<Response> {
+    const url = new URL(`${this.baseUrl}${API_PREFIX}${path}`);
+    for (const [key, value] of Object.entries(options.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(key, value);
+    }
+    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': this.#userAgent };
+    if (options.body !== undefined) headers['content-type'] = 'application/json';
+    if (token !== undefined) headers.authorization = `Bearer ${token}`;
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
+    try {
+      const response = await fetch(url, {
+        method,
+        headers,
+        body: options.body === undefined ? undefined : JSON.stringify(options.body),
+        signal,
+      });
+      // Read the body now, under the same timeout, so a stalled body is a transport error too.
+      const text = await response.text();
+      return new Response(text === '' || response.status === 204 ? null : text, {
+        status: response.status,
+        statusText: response.statusText,
+        headers: response.headers,
+      });
+    } catch (err) {
+      if (options.signal?.aborted) throw options.signal.reason;
+      throw new StorageTransportError(operation, timeout.aborted, { cause: err });
+    }
+  }
+}
+
+function parseBody(text: string, operation: string): unknown {
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new StorageError(`${operation}: response body is not JSON`, { cause: err });
+  }
+}
+
+function errorMessage(text: string, fallback: string): string {
+  if (text !== '') {
+    try {
+      const parsed: unknown = JSON.parse(text);
+      if (typeof parsed === 'object' && parsed !== null && typeof (parsed as { error?: unknown }).error === 'string') {
+        return (parsed as { error: string }).error;
+      }
+    } catch {
+      return text.slice(0, 500);
+    }
+    return text.slice(0, 500);
+  }
+  return fallback;
+}
+
+async function errorText(response: Response): Promise<string> {
+  return errorMessage(await response.text(), response.statusText);
+}
+
