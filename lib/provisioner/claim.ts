@@ -89,6 +89,14 @@ export type ClaimPlan =
   | { action: 'provision'; options: ProvisionOptions; claimRef: ObjectReference; events: ProvisionerEvent[]; dropSlowRetry: boolean }
   | { action: 'finish'; outcome: ClaimOutcome };
 
+/**
+ * The claim a sync works on [`syncClaimHandler`]: the cached one, else the in-progress record (a claim
+ * deleted while its volume was provisioned in the background is still provisioned), else none.
+ */
+export function resolveClaim(cached: PersistentVolumeClaim | undefined, inProgress: PersistentVolumeClaim | undefined): PersistentVolumeClaim | undefined {
+  return cached ?? inProgress;
+}
+
 /** The names this controller answers to. */
 export function knownProvisioner(config: CoreConfig, name: string): boolean {
   return name === config.provisionerName || config.additionalProvisionerNames.includes(name);
