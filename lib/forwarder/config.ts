@@ -1,0 +1,120 @@
+/**
+ * The forwarder's configuration from flags and environment (flags win). Durations accept `15s`, `500ms`,
+ * `2m` or plain milliseconds.
+ *
+ * | flag | env | default |
+ * |---|---|---|
+ * | `--cluster-id` | `CLUSTER_ID` | required |
+ * | `--topic-arn` | `EVENTS_TOPIC_ARN` | required |
+ * | `--cache-table` | `CACHE_TABLE` | required |
+ * | `--control-table` | `CONTROL_TABLE` | required |
+ * | `--kubeconfig` | `KUBECONFIG` | in-cluster service account when `KUBERNETES_SERVICE_HOST` is set, else `~/.kube/config` |
+ * | `--kinds` | `WATCH_KINDS` | every watched kind (comma-separated kinds) |
+ * | `--service-selector` | `SERVICE_LABEL_SELECTOR` | `storageos.com/volume-id` |
+ * | `--leader-elect` | `LEADER_ELECT` | `true` |
+ * | `--lease-namespace` | `LEASE_NAMESPACE`, `POD_NAMESPACE` | `claimflow` |
+ * | `--lease-name` | `LEASE_NAME` | `claimflow-forwarder` |
+ * | `--identity` | `POD_NAME`, `HOSTNAME` | the host name |
+ * | `--lease-duration` / `--renew-deadline` / `--retry-period` | `LEASE_DURATION`, `RENEW_DEADLINE`, `RETRY_PERIOD` | `15s` / `10s` / `2s` |
+ * | `--http-port` | `HTTP_PORT` | `8080` |
+ * | `--queue-capacity` | `QUEUE_CAPACITY` | `1000` |
+ * | `--watch-silence` | `WATCH_SILENCE` | `5m` |
+ *
+ * AWS endpoints and credentials come from the SDK's standard chain (IRSA / Pod Identity in EKS,
+ * `AWS_ENDPOINT_URL_SNS` / `AWS_ENDPOINT_URL_DYNAMODB` locally).
+ */
+import { hostname } from 'node:os';
+import { parseArgs } from 'node:util';
+import { WATCHED_KINDS, type WatchedKind } from '../runtime/message.ts';
+import { ForwarderConfigError } from './errors.ts';
+
+export interface ForwarderConfig {
+  cluster: string;
+  topicArn: string;
+  tables: { cache: string; control: string };
+  kubeconfig?: string;
+  kinds: WatchedKind[];
+  serviceSelector?: string;
+  lease: false | { namespace: string; name: string; identity: string; leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number };
+  httpPort: number;
+  queueCapacity: number;
+  watchSilenceMs: number;
+}
+
+/** Parses `15s`, `500ms`, `2m`, `1h` or a number of milliseconds. */
+export function parseDuration(text: string): number {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
+  if (!match) throw new ForwarderConfigError(`invalid duration ${JSON.stringify(text)}`);
+  const factor = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[match[2] ?? 'ms']!;
+  return Math.round(Number(match[1]) * factor);
+}
+
+/** Reads the configuration; throws {@link ForwarderConfigError} naming what is missing or wrong. */
+export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): ForwarderConfig {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      'cluster-id': { type: 'string' },
+      'topic-arn': { type: 'string' },
+      'cache-table': { type: 'string' },
+      'control-table': { type: 'string' },
+      kubeconfig: { type: 'string' },
+      kinds: { type: 'string' },
+      'service-selector': { type: 'string' },
+      'leader-elect': { type: 'string' },
+      'lease-namespace': { type: 'string' },
+      'lease-name': { type: 'string' },
+      identity: { type: 'string' },
+      'lease-duration': { type: 'string' },
+      'renew-deadline': { type: 'string' },
+      'retry-period': { type: 'string' },
+      'http-port': { type: 'string' },
+      'queue-capacity': { type: 'string' },
+      'watch-silence': { type: 'string' },
+    },
+    strict: true,
+  });
+  const pick = (flag: keyof typeof values, ...names: string[]): string | undefined => {
+    const fromFlag = values[flag];
+    if (typeof fromFlag === 'string' && fromFlag !== '') return fromFlag;
+    for (const name of names) if (env[name]) return env[name];
+    return undefined;
+  };
+  const required = (flag: keyof typeof values, name: string): string => {
+    const value = pick(flag, name);
+    if (!value) throw new ForwarderConfigError(`--${flag} or ${name} must be set`);
+    return value;
+  };
+  const kindsText = pick('kinds', 'WATCH_KINDS');
+  const kinds = kindsText ? kindsText.split(',').map((k) => k.trim()).filter(Boolean) : [...WATCHED_KINDS];
+  for (const kind of kinds) {
+    if (!(WATCHED_KINDS as readonly string[]).includes(kind)) throw new ForwarderConfigError(`unknown kind ${kind}; known: ${WATCHED_KINDS.join(', ')}`);
+  }
+  const integer = (text: string, what: string) => {
+    const n = Number(text);
+    if (!Number.isInteger(n) || n < 0) throw new ForwarderConfigError(`${what} must be a non-negative integer`);
+    return n;
+  };
+  const leaderElect = (pick('leader-elect', 'LEADER_ELECT') ?? 'true').toLowerCase() !== 'false';
+  return {
+    cluster: required('cluster-id', 'CLUSTER_ID'),
+    topicArn: required('topic-arn', 'EVENTS_TOPIC_ARN'),
+    tables: { cache: required('cache-table', 'CACHE_TABLE'), control: required('control-table', 'CONTROL_TABLE') },
+    kubeconfig: pick('kubeconfig', 'KUBECONFIG'),
+    kinds: kinds as WatchedKind[],
+    serviceSelector: pick('service-selector', 'SERVICE_LABEL_SELECTOR'),
+    lease: leaderElect
+      ? {
+          namespace: pick('lease-namespace', 'LEASE_NAMESPACE', 'POD_NAMESPACE') ?? 'claimflow',
+          name: pick('lease-name', 'LEASE_NAME') ?? 'claimflow-forwarder',
+          identity: pick('identity', 'POD_NAME', 'HOSTNAME') ?? hostname(),
+          leaseDurationMs: parseDuration(pick('lease-duration', 'LEASE_DURATION') ?? '15s'),
+          renewDeadlineMs: parseDuration(pick('renew-deadline', 'RENEW_DEADLINE') ?? '10s'),
+          retryPeriodMs: parseDuration(pick('retry-period', 'RETRY_PERIOD') ?? '2s'),
+        }
+      : false,
+    httpPort: integer(pick('http-port', 'HTTP_PORT') ?? '8080', 'http port'),
+    queueCapacity: integer(pick('queue-capacity', 'QUEUE_CAPACITY') ?? '1000', 'queue capacity'),
+    watchSilenceMs: parseDuration(pick('watch-silence', 'WATCH_SILENCE') ?? '5m'),
+  };
+}

@@ -1,0 +1,198 @@
+/**
+ * The watch forwarder: while it holds the lease, one {@link Reflector} per watched kind fills the object
+ * cache and queues cluster events, and one {@link EventPublisher} sends them to the SNS FIFO topic. A
+ * standby replica only campaigns for the lease. See DESIGN §6.
+ *
+ * @example
+ * const forwarder = await startForwarder({ cluster: 'dev', kubeConfig, topicArn, sns, doc, tables,
+ *   lease: { namespace: 'claimflow', name: 'forwarder', identity: 'pod-a' }, httpPort: 0 });
+ * // ... later
+ * await forwarder.stop(); // flushes, releases the lease
+ */
+import type { Server } from 'node:http';
+import { Logger } from '@aws-lambda-powertools/logger';
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { SNSClient } from '@aws-sdk/client-sns';
+import { ObjectCache } from '../state/cache.ts';
+import type { DocumentClient } from '../state/client.ts';
+import type { TableNames } from '../state/schema.ts';
+import { SyncMarkers } from '../state/sync.ts';
+import type { WatchedKind } from '../runtime/message.ts';
+import { watchedResources } from './kinds.ts';
+import { KubeTransport } from './kube-transport.ts';
+import { LeaderElector, type LeaderElectionConfig } from './leader-election.ts';
+import { ForwarderMetrics } from './metrics.ts';
+import { EventPublisher, type Progress } from './publisher.ts';
+import { Reflector } from './reflector.ts';
+import { startHealthServer } from './server.ts';
+
+export interface ForwarderOptions {
+  /** Cluster id carried by every key and message. */
+  cluster: string;
+  kubeConfig: KubeConfig;
+  sns: SNSClient;
+  topicArn: string;
+  doc: DocumentClient;
+  tables: TableNames;
+  /** Kinds to watch (default: all of `WATCHED_KINDS`). */
+  kinds?: readonly WatchedKind[];
+  /** Label selector for Services and Endpoints (default `storageos.com/volume-id`). */
+  serviceSelector?: string;
+  /** Leader election; `false` makes this replica lead unconditionally (single replica, tests). */
+  lease: LeaderElectionConfig | false;
+  /** Port of /healthz, /readyz, /metrics (0: any free port); undefined: no HTTP server. */
+  httpPort?: number;
+  httpHost?: string;
+  /** Publish queue capacity (items). Default 1000. */
+  queueCapacity?: number;
+  publishRetryInitialMs?: number;
+  publishRetryMaxMs?: number;
+  watchSilenceMs?: number;
+  watchTimeoutSeconds?: [number, number];
+  watchBackoffInitialMs?: number;
+  watchBackoffMaxMs?: number;
+  /** How long stop() waits for the queue to drain. Default 25000. */
+  shutdownFlushMs?: number;
+  tombstoneTtlSeconds?: number;
+  logger?: Logger;
+  /** Register Node's default process metrics. */
+  defaultMetrics?: boolean;
+}
+
+export interface Forwarder {
+  readonly metrics: ForwarderMetrics;
+  /** Bound HTTP port (undefined without a server). */
+  readonly port: number | undefined;
+  isLeader(): boolean;
+  /** Standby: true. Leader: true once every kind has synced. */
+  isReady(): boolean;
+  /** Resolves when everything queued so far is published. */
+  flush(): Promise<void>;
+  /** Stops watching, flushes the queue, releases the lease, closes the server. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** Starts a forwarder replica; see the module comment. */
+export async function startForwarder(options: ForwarderOptions): Promise<Forwarder> {
+  const logger = options.logger ?? new Logger({ serviceName: 'claimflow-forwarder' });
+  const metrics = new ForwarderMetrics({ defaultMetrics: options.defaultMetrics });
+  const kube = new KubeTransport(options.kubeConfig);
+  const cache = new ObjectCache(options.doc, options.tables.cache, { tombstoneTtlSeconds: options.tombstoneTtlSeconds });
+  const sync = new SyncMarkers(options.doc, options.tables.control);
+  const kinds = new Set(options.kinds ?? watchedResources().map((r) => r.kind));
+  const resources = watchedResources(options.serviceSelector).filter((r) => kinds.has(r.kind));
+
+  const onProgress = async (progress: Progress) => {
+    if (progress.listComplete) await sync.markListComplete(options.cluster, progress.kind, progress.rv);
+    else await sync.saveBookmark(options.cluster, progress.kind, progress.rv);
+  };
+  const newPublisher = () =>
+    new EventPublisher({
+      sns: options.sns,
+      topicArn: options.topicArn,
+      metrics,
+      capacity: options.queueCapacity,
+      retryInitialMs: options.publishRetryInitialMs,
+      retryMaxMs: options.publishRetryMaxMs,
+      onProgress,
+      onError: (err) => logger.warn('publish failed; retrying', { error: (err as Error).message }),
+    });
+
+  let publisher: EventPublisher | undefined;
+  let reflectors: Reflector[] = [];
+  let leading = false;
+  let transition = Promise.resolve();
+
+  const startLeading = async () => {
+    leading = true;
+    metrics.isLeader.set(1);
+    logger.info('started leading', { cluster: options.cluster, kinds: [...kinds] });
+    publisher = newPublisher();
+    publisher.start();
+    reflectors = resources.map(
+      (resource) =>
+        new Reflector({
+          cluster: options.cluster,
+          resource,
+          kube,
+          cache,
+          sync,
+          publisher: publisher!,
+          metrics,
+          logger,
+          silenceMs: options.watchSilenceMs,
+          watchTimeoutSeconds: options.watchTimeoutSeconds,
+          backoffInitialMs: options.watchBackoffInitialMs,
+          backoffMaxMs: options.watchBackoffMaxMs,
+        }),
+    );
+    for (const reflector of reflectors) reflector.start();
+  };
+  /** `flush`: graceful (still the leader); otherwise the lease is lost and the queue is dropped. */
+  const stopLeading = async (flush: boolean) => {
+    if (!leading) return;
+    leading = false;
+    const stopping = reflectors;
+    reflectors = [];
+    const current = publisher;
+    publisher = undefined;
+    if (!flush) current?.discard();
+    await Promise.all(stopping.map((r) => r.stop()));
+    await current?.stop({ flush, timeoutMs: options.shutdownFlushMs });
+    metrics.isLeader.set(0);
+    logger.info('stopped leading', { cluster: options.cluster, flushed: flush });
+  };
+
+  const elector = options.lease
+    ? new LeaderElector(kube, {
+        ...options.lease,
+        onStartedLeading: () => (transition = transition.then(startLeading)),
+        onStoppedLeading: () => (transition = transition.then(() => stopLeading(false))),
+        onError: (err) => logger.warn('leader election request failed', { error: (err as Error).message }),
+      })
+    : undefined;
+
+  let server: Server | undefined;
+  let port: number | undefined;
+  let stopped = false;
+  const forwarder: Forwarder = {
+    metrics,
+    get port() {
+      return port;
+    },
+    isLeader: () => leading,
+    isReady: () => !leading || reflectors.every((r) => r.hasSynced),
+    flush: async () => {
+      await transition;
+      await publisher?.flush();
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      if (elector) {
+        await elector.stop(async () => {
+          await transition;
+          await stopLeading(true);
+        });
+      }
+      await transition;
+      await stopLeading(true);
+      if (server) {
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server!.close(() => resolve()));
+      }
+    },
+  };
+
+  if (options.httpPort !== undefined) {
+    ({ server, port } = await startHealthServer(
+      { healthy: () => !stopped, ready: () => forwarder.isReady(), registry: metrics.registry },
+      options.httpPort,
+      options.httpHost,
+    ));
+  }
+  if (elector) elector.start();
+  else transition = transition.then(startLeading);
+  await transition;
+  return forwarder;
+}

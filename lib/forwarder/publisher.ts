@@ -1,0 +1,255 @@
+/**
+ * The forwarder's publish queue: a bounded in-memory FIFO drained into the SNS FIFO topic with
+ * `PublishBatch`, one batch at a time, retried with exponential backoff until it succeeds.
+ *
+ * - Order: batches go out one after another, and one batch never holds two messages of the same message
+ *   group, so a partially failed batch (only its failed entries are retried) cannot reorder an object's
+ *   events.
+ * - Bounded memory: {@link EventPublisher.enqueue} waits while the queue is full; the reflectors await it,
+ *   so their watches pause (TCP backpressure) and nothing is dropped.
+ * - Progress: items may carry a progress marker (kind, resourceVersion); once every item before it has been
+ *   published, `onProgress` is called with it (the forwarder saves its bookmark there), so a bookmark never
+ *   runs ahead of what the topic accepted.
+ *
+ * @example
+ * const publisher = new EventPublisher({ sns, topicArn, metrics, onProgress: async (p) => save(p) });
+ * publisher.start();
+ * await publisher.enqueue({ event, progress: { kind: event.kind, rv: event.resourceVersion } });
+ * await publisher.stop({ flush: true });
+ */
+import { PublishBatchCommand, type PublishBatchRequestEntry, type SNSClient } from '@aws-sdk/client-sns';
+import { messageAttributes, messageDeduplicationId, messageGroupId, type ClusterEvent, type WatchedKind } from '../runtime/message.ts';
+import type { ForwarderMetrics } from './metrics.ts';
+
+/** SNS caps a message, and a whole PublishBatch request, at 256 KiB. */
+export const SNS_MAX_BYTES = 262_144;
+/** Room kept for attributes and the request envelope. */
+const SIZE_MARGIN = 4_096;
+export const MAX_BATCH_ENTRIES = 10;
+
+export interface Progress {
+  kind: WatchedKind;
+  rv: string;
+  /** The LIST of this kind at `rv` is complete (the forwarder marks it in the sync record). */
+  listComplete?: boolean;
+}
+
+export interface PublishItem {
+  /** The message to publish; absent for a pure progress marker. */
+  event?: ClusterEvent;
+  progress?: Progress;
+  /** When the event was seen (epoch ms), for the lag histogram. */
+  seenAt?: number;
+}
+
+export interface PublisherOptions {
+  sns: SNSClient;
+  topicArn: string;
+  metrics: ForwarderMetrics;
+  /** Items held in memory before enqueue waits. Default 1000. */
+  capacity?: number;
+  /** First retry delay, ms (doubles, jittered). Default 100. */
+  retryInitialMs?: number;
+  /** Longest retry delay, ms. Default 5000. */
+  retryMaxMs?: number;
+  onProgress?: (progress: Progress) => Promise<void>;
+  onError?: (err: unknown) => void;
+}
+
+/** The JSON body of an event, without its object when that would exceed the SNS size limit. */
+export function messageBody(event: ClusterEvent): string {
+  const body = JSON.stringify(event);
+  if (Buffer.byteLength(body) <= SNS_MAX_BYTES - SIZE_MARGIN) return body;
+  const { object: _omitted, ...rest } = event;
+  return JSON.stringify(rest);
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+
+/** See the module comment. */
+export class EventPublisher {
+  #options: PublisherOptions;
+  #capacity: number;
+  #queue: PublishItem[] = [];
+  #spaceWaiters: Array<() => void> = [];
+  #idleWaiters: Array<() => void> = [];
+  #wake: (() => void) | undefined;
+  #abort = new AbortController();
+  #loop: Promise<void> | undefined;
+  #busy = false;
+
+  constructor(options: PublisherOptions) {
+    this.#options = options;
+    this.#capacity = options.capacity ?? 1000;
+  }
+
+  /** Items waiting (including the batch in flight). */
+  get depth(): number {
+    return this.#queue.length;
+  }
+
+  start(): void {
+    this.#loop ??= this.#run();
+  }
+
+  /** Adds an item; waits while the queue is full. */
+  async enqueue(item: PublishItem): Promise<void> {
+    while (this.#queue.length >= this.#capacity && !this.#abort.signal.aborted) {
+      await new Promise<void>((resolve) => this.#spaceWaiters.push(resolve));
+    }
+    if (this.#abort.signal.aborted) return;
+    this.#queue.push(item);
+    this.#options.metrics.queueDepth.set(this.#queue.length);
+    this.#wake?.();
+  }
+
+  /** Resolves once everything enqueued so far has been published. */
+  async flush(): Promise<void> {
+    while (this.#queue.length > 0 || this.#busy) {
+      if (this.#abort.signal.aborted) return;
+      await new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
+    }
+  }
+
+  /** Drops everything not yet published (a replica that lost its lease must not publish). */
+  discard(): void {
+    this.#queue.length = 0;
+    this.#options.metrics.queueDepth.set(0);
+    this.#release(this.#spaceWaiters);
+  }
+
+  /** Stops the loop; with `flush`, first publishes what is queued, waiting at most `timeoutMs`. */
+  async stop(options: { flush?: boolean; timeoutMs?: number } = {}): Promise<void> {
+    if (options.flush) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        this.flush(),
+        new Promise<void>((resolve) => (timer = setTimeout(resolve, options.timeoutMs ?? 25_000))),
+      ]);
+      clearTimeout(timer);
+    }
+    this.#abort.abort();
+    this.#wake?.();
+    this.#release(this.#spaceWaiters);
+    this.#release(this.#idleWaiters);
+    await this.#loop;
+  }
+
+  #release(waiters: Array<() => void>): void {
+    for (const resolve of waiters.splice(0)) resolve();
+  }
+
+  async #run(): Promise<void> {
+    const signal = this.#abort.signal;
+    while (!signal.aborted) {
+      if (this.#queue.length === 0) {
+        this.#release(this.#idleWaiters);
+        await new Promise<void>((resolve) => (this.#wake = resolve));
+        this.#wake = undefined;
+        continue;
+      }
+      this.#busy = true;
+      const taken = this.#takeBatch();
+      await this.#publish(taken, signal);
+      if (signal.aborted) break;
+      // The queue may have been discarded meanwhile (lost lease): only drop what is still there.
+      if (this.#queue[0] === taken[0]) this.#queue.splice(0, taken.length);
+      this.#options.metrics.queueDepth.set(this.#queue.length);
+      this.#busy = false;
+      this.#release(this.#spaceWaiters);
+      await this.#reportProgress(taken);
+    }
+    this.#busy = false;
+  }
+
+  /** Leading items forming one batch: ≤10 messages, distinct groups, within the size limit. */
+  #takeBatch(): PublishItem[] {
+    const groups = new Set<string>();
+    let bytes = 0;
+    let messages = 0;
+    let count = 0;
+    for (const item of this.#queue) {
+      if (item.event) {
+        const group = messageGroupId(item.event.cluster, item.event.kind, item.event.key);
+        const size = Buffer.byteLength(messageBody(item.event)) + SIZE_MARGIN / MAX_BATCH_ENTRIES;
+        if (messages === MAX_BATCH_ENTRIES || groups.has(group) || (messages > 0 && bytes + size > SNS_MAX_BYTES - SIZE_MARGIN)) break;
+        groups.add(group);
+        bytes += size;
+        messages++;
+      }
+      count++;
+      if (count >= 100) break;
+    }
+    return this.#queue.slice(0, count);
+  }
+
+  async #publish(items: PublishItem[], signal: AbortSignal): Promise<void> {
+    let pending = items.filter((item) => item.event);
+    let delay = this.#options.retryInitialMs ?? 100;
+    while (pending.length > 0 && !signal.aborted) {
+      const entries: PublishBatchRequestEntry[] = pending.map((item, index) => ({
+        Id: String(index),
+        Message: messageBody(item.event!),
+        MessageGroupId: messageGroupId(item.event!.cluster, item.event!.kind, item.event!.key),
+        MessageDeduplicationId: messageDeduplicationId(item.event!),
+        MessageAttributes: messageAttributes(item.event!),
+      }));
+      let failed: PublishItem[];
+      try {
+        const out = await this.#options.sns.send(new PublishBatchCommand({ TopicArn: this.#options.topicArn, PublishBatchRequestEntries: entries }), {
+          abortSignal: signal,
+        });
+        const failedIds = new Set((out.Failed ?? []).map((f) => f.Id));
+        const now = Date.now();
+        for (const [index, item] of pending.entries()) {
+          if (failedIds.has(String(index))) continue;
+          this.#options.metrics.published.inc({ kind: item.event!.kind, type: item.event!.type });
+          if (item.seenAt !== undefined) this.#options.metrics.publishLag.observe((now - item.seenAt) / 1000);
+        }
+        failed = pending.filter((_, index) => failedIds.has(String(index)));
+        if (failed.length > 0) {
+          this.#options.metrics.publishErrors.inc(failed.length);
+          this.#options.onError?.(new Error(`PublishBatch: ${failed.length} entries failed: ${(out.Failed ?? []).map((f) => f.Code).join(', ')}`));
+        }
+      } catch (err) {
+        if (signal.aborted) return;
+        this.#options.metrics.publishErrors.inc();
+        this.#options.onError?.(err);
+        failed = pending;
+      }
+      pending = failed;
+      if (pending.length > 0) {
+        await sleep(delay / 2 + Math.random() * (delay / 2), signal);
+        delay = Math.min(delay * 2, this.#options.retryMaxMs ?? 5000);
+      }
+    }
+  }
+
+  async #reportProgress(items: PublishItem[]): Promise<void> {
+    if (!this.#options.onProgress) return;
+    const latest = new Map<string, Progress>();
+    const lists: Progress[] = [];
+    for (const item of items) {
+      if (!item.progress) continue;
+      if (item.progress.listComplete) lists.push(item.progress);
+      else latest.set(item.progress.kind, item.progress);
+    }
+    for (const progress of [...lists, ...latest.values()]) {
+      try {
+        await this.#options.onProgress(progress);
+      } catch (err) {
+        this.#options.onError?.(err);
+      }
+    }
+  }
+}

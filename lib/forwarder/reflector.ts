@@ -1,0 +1,220 @@
+/**
+ * One kind's list + watch loop (client-go's `Reflector`), feeding the object cache and the publisher.
+ *
+ * Start: if the kind's sync record holds a bookmark and a completed list, resume the watch from the
+ * bookmark; otherwise LIST. A LIST is compared with the cache: objects whose resourceVersion differs from
+ * the cached one are written and published as SYNC, cached objects missing from the list are tombstoned
+ * and published as DELETED (at the list's resourceVersion), and the rest is left alone — a restart does
+ * not flood the queues. Then WATCH from the list's resourceVersion with bookmarks.
+ *
+ * Each watch event is written to the cache first, then queued for publishing. An event older than the
+ * cache (`stale`: a replay) is not published. `unchanged` (same resourceVersion already cached) is still
+ * published: a watch only yields changes after its resourceVersion, so the cache can only have it because
+ * a controller wrote the object back after its own write, and other controllers need the event.
+ *
+ * 410 Gone (HTTP or ERROR event) or a 504 "resourceVersion too large" → relist. A clean end of the watch
+ * → re-watch from the last resourceVersion at once. Silence or another error → re-watch after a
+ * jittered exponential backoff.
+ */
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { cacheKey, parseResourceVersion, type ObjectCache } from '../state/cache.ts';
+import type { SyncMarkers } from '../state/sync.ts';
+import { MESSAGE_VERSION, type ClusterEvent, type ClusterEventType } from '../runtime/message.ts';
+import { KubeApiError, ResourceExpiredError, WatchSilenceError } from './errors.ts';
+import type { KubeObjectJson, KubeTransport } from './kube-transport.ts';
+import type { WatchedResource } from './kinds.ts';
+import type { ForwarderMetrics } from './metrics.ts';
+import type { EventPublisher } from './publisher.ts';
+
+export interface ReflectorOptions {
+  cluster: string;
+  resource: WatchedResource;
+  kube: KubeTransport;
+  cache: ObjectCache;
+  sync: SyncMarkers;
+  publisher: EventPublisher;
+  metrics: ForwarderMetrics;
+  logger: Logger;
+  /** Restart a watch that delivered nothing (not even a bookmark) for this long. Default 300000. */
+  silenceMs?: number;
+  /** Server-side watch timeout range, seconds; a random value in it per watch. Default [300, 600]. */
+  watchTimeoutSeconds?: [number, number];
+  /** Backoff after a failed list/watch, ms. Default 1000 doubling to 30000. */
+  backoffInitialMs?: number;
+  backoffMaxMs?: number;
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+  });
+
+/** See the module comment. */
+export class Reflector {
+  readonly kind: string;
+  #o: ReflectorOptions;
+  #abort = new AbortController();
+  #loop: Promise<void> | undefined;
+  #synced = false;
+  #lastRv = '';
+
+  constructor(options: ReflectorOptions) {
+    this.#o = options;
+    this.kind = options.resource.kind;
+  }
+
+  /** True once the kind's cache is complete (a LIST finished, or the watch resumed from a complete one). */
+  get hasSynced(): boolean {
+    return this.#synced;
+  }
+
+  /** The last resourceVersion seen (list, event or bookmark). */
+  get lastSyncResourceVersion(): string {
+    return this.#lastRv;
+  }
+
+  start(): void {
+    this.#loop ??= this.#run();
+  }
+
+  async stop(): Promise<void> {
+    this.#abort.abort();
+    await this.#loop;
+  }
+
+  async #run(): Promise<void> {
+    const { cluster, resource, metrics, logger } = this.#o;
+    const signal = this.#abort.signal;
+    const initialBackoff = this.#o.backoffInitialMs ?? 1000;
+    let backoff = initialBackoff;
+    let rv = '';
+    while (!signal.aborted) {
+      try {
+        if (!rv) {
+          const state = await this.#o.sync.getSync(cluster, resource.kind);
+          const bookmark = state?.rv ? parseResourceVersion(state.rv) : 0;
+          if (state?.listComplete && state.rv && !this.#synced) {
+            rv = state.rv;
+            this.#synced = true;
+            logger.info('resuming watch from bookmark', { kind: resource.kind, resourceVersion: rv });
+          } else {
+            rv = await this.#relist(bookmark, signal);
+          }
+        }
+        const [low, high] = this.#o.watchTimeoutSeconds ?? [300, 600];
+        for await (const event of this.#o.kube.watch(resource.path, {
+          resourceVersion: rv,
+          labelSelector: resource.labelSelector,
+          timeoutSeconds: Math.round(low + Math.random() * (high - low)),
+          silenceMs: this.#o.silenceMs ?? 300_000,
+          signal,
+        })) {
+          backoff = initialBackoff;
+          const eventRv = String(event.object?.metadata?.resourceVersion ?? '');
+          metrics.eventsSeen.inc({ kind: resource.kind, type: event.type });
+          if (event.type === 'BOOKMARK') {
+            if (eventRv) await this.#o.publisher.enqueue({ progress: { kind: resource.kind, rv: eventRv } });
+          } else {
+            await this.#handle(event.type, event.object);
+          }
+          if (eventRv) rv = this.#lastRv = eventRv;
+        }
+        if (!signal.aborted) metrics.watchRestarts.inc({ kind: resource.kind, reason: 'closed' });
+      } catch (err) {
+        if (signal.aborted) break;
+        if (err instanceof ResourceExpiredError || (err instanceof KubeApiError && err.code === 504)) {
+          metrics.watchRestarts.inc({ kind: resource.kind, reason: 'expired' });
+          logger.info('resourceVersion expired; relisting', { kind: resource.kind, resourceVersion: rv, error: (err as Error).message });
+          rv = '';
+          continue;
+        }
+        const reason = err instanceof WatchSilenceError ? 'silence' : 'error';
+        metrics.watchRestarts.inc({ kind: resource.kind, reason });
+        logger.warn('list/watch failed; retrying', { kind: resource.kind, reason, error: (err as Error).message, backoffMs: backoff });
+        await sleep(backoff / 2 + Math.random() * (backoff / 2), signal);
+        backoff = Math.min(backoff * 2, this.#o.backoffMaxMs ?? 30_000);
+      }
+    }
+  }
+
+  /** LIST, compare with the cache, publish the differences; returns the list's resourceVersion. */
+  async #relist(bookmark: number, signal: AbortSignal): Promise<string> {
+    const { cluster, resource, cache, publisher, metrics } = this.#o;
+    metrics.relists.inc({ kind: resource.kind });
+    const list = await this.#o.kube.list(resource.path, {
+      labelSelector: resource.labelSelector,
+      apiVersion: resource.apiVersion,
+      kind: resource.kind,
+      signal,
+    });
+    const cached = new Map<string, { rv: number; object: KubeObjectJson }>();
+    // Tombstones newer than the bookmark: the deletion may not have been published before a restart.
+    const unpublishedDeletions: Array<{ rv: number; object: KubeObjectJson }> = [];
+    for await (const entry of cache.list(cluster, resource.kind, { includeDeleted: true })) {
+      if (!entry.deleted) cached.set(cacheKey(entry.object), { rv: entry.rv, object: entry.object as KubeObjectJson });
+      else if (entry.rv > bookmark) unpublishedDeletions.push({ rv: entry.rv, object: entry.object as KubeObjectJson });
+    }
+    const listed = new Set(list.items.map((object) => cacheKey(object)));
+    for (const stone of unpublishedDeletions) {
+      if (listed.has(cacheKey(stone.object))) continue;
+      await publisher.enqueue({ event: this.#event('DELETED', stone.object, String(stone.rv)), seenAt: Date.now() });
+    }
+    for (const object of list.items) {
+      if (signal.aborted) return list.resourceVersion;
+      const key = cacheKey(object);
+      const rv = parseResourceVersion(object.metadata?.resourceVersion);
+      const before = cached.get(key);
+      cached.delete(key);
+      metrics.eventsSeen.inc({ kind: resource.kind, type: 'SYNC' });
+      // Same resourceVersion as cached: skip, unless it is newer than the bookmark (it may have been
+      // cached but not yet published when a previous forwarder stopped).
+      if (before?.rv === rv && rv <= bookmark) continue;
+      const result = before?.rv === rv ? 'unchanged' : await cache.put(cluster, resource.kind, object);
+      if (result === 'stale') continue;
+      await publisher.enqueue({ event: this.#event('SYNC', object, object.metadata.resourceVersion), seenAt: Date.now() });
+    }
+    for (const [, gone] of cached) {
+      if (signal.aborted) return list.resourceVersion;
+      metrics.eventsSeen.inc({ kind: resource.kind, type: 'DELETED' });
+      if ((await cache.remove(cluster, resource.kind, gone.object, list.resourceVersion)) !== 'written') continue;
+      await publisher.enqueue({ event: this.#event('DELETED', gone.object, list.resourceVersion), seenAt: Date.now() });
+    }
+    await publisher.enqueue({ progress: { kind: resource.kind, rv: list.resourceVersion, listComplete: true } });
+    this.#synced = true;
+    this.#lastRv = list.resourceVersion;
+    return list.resourceVersion;
+  }
+
+  async #handle(type: 'ADDED' | 'MODIFIED' | 'DELETED', object: KubeObjectJson): Promise<void> {
+    const { cluster, resource, cache, publisher } = this.#o;
+    const rv = String(object.metadata?.resourceVersion ?? '');
+    const result = type === 'DELETED' ? await cache.remove(cluster, resource.kind, object, rv) : await cache.put(cluster, resource.kind, object);
+    const progress = { kind: resource.kind, rv };
+    if (result === 'stale') {
+      await publisher.enqueue({ progress });
+      return;
+    }
+    await publisher.enqueue({ event: this.#event(type, object, rv), progress, seenAt: Date.now() });
+  }
+
+  #event(type: ClusterEventType, object: KubeObjectJson, rv: string): ClusterEvent {
+    const { managedFields: _dropped, ...metadata } = object.metadata ?? {};
+    return {
+      v: MESSAGE_VERSION,
+      cluster: this.#o.cluster,
+      kind: this.#o.resource.kind,
+      type,
+      key: cacheKey(object),
+      uid: String(object.metadata?.uid ?? ''),
+      resourceVersion: rv,
+      object: { ...object, metadata },
+      observedAt: new Date().toISOString(),
+    };
+  }
+}
