@@ -1,0 +1,414 @@
+/**
+ * The local stack: the stand-ins (Kubernetes API emulator, fauxqs, dynalite, the storage control
+ * plane), the topic/queues/subscriptions/tables of serverless.yml created on them, and each function
+ * run as Lambda runs it (its SQS event source mapping and its schedules).
+ *
+ * Everything is derived from the template compiled from serverless.yml ({@link compileTemplate}); the
+ * function code is the same code that is deployed (the TypeScript entry, in a worker thread with the
+ * function's own environment), or, for tests and benchmarks, handlers they register themselves.
+ *
+ * @example
+ * const stack = await startStack({ functions: { binder: async (event) => ({ batchItemFailures: [] }) } });
+ * // ... write to stack.kubeApi, watch the handler run ...
+ * await stack.stop();
+ */
+import { createRequire } from 'node:module';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SNSClient } from '@aws-sdk/client-sns';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import type { Context } from 'aws-lambda';
+import { startFauxqs, type FauxqsServer } from 'fauxqs';
+import { PROJECT_ROOT } from '../../build/bundle.ts';
+import { kebabCase } from '../../build/functions.ts';
+import { createDocumentClient, type DocumentClient } from '../../../lib/state/client.ts';
+import { SqsEventSource, invokeWithTimeout, type BatchOutcome, type SqsHandler } from './event-source.ts';
+import { FunctionWorker } from './function-worker.ts';
+import { resolveIntrinsics } from './intrinsics.ts';
+import { createResources, LOCAL_ACCOUNT_ID, type LocalQueue, type LocalResources } from './resources.ts';
+import { Scheduler, type ScheduledTarget } from './schedule.ts';
+import { compileTemplate, type CfnTemplate } from './template.ts';
+import { readWiring, type FunctionDef, type Wiring } from './wiring.ts';
+
+const require = createRequire(import.meta.url);
+
+/** Any async Lambda handler (SQS batches, scheduled events). */
+export type LambdaHandler = (event: any, context: Context) => Promise<any>;
+
+/** Static credentials the stand-ins accept. */
+export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
+
+/** The emulator as far as the stack uses it (infra/local/kube-api `startKubeApi`). */
+export interface KubeApiLike {
+  url: string;
+  kubeconfig(): string;
+  writeKubeconfig?(path: string): Promise<void>;
+  stop(): Promise<void>;
+  [other: string]: unknown;
+}
+
+export interface StackOptions {
+  /** Project root (serverless.yml, functions/). */
+  root?: string;
+  /** serverless.yml stage (default `local`). */
+  stage?: string;
+  region?: string;
+  /**
+   * Handlers by serverless.yml function name, run in process: only these functions run. Without it,
+   * every function whose `functions/<name>.ts` exists runs from source in its own worker thread.
+   */
+  functions?: Record<string, LambdaHandler>;
+  /** A real cluster's kubeconfig: no emulator is started, functions and forwarder use this file. */
+  kubeconfig?: string;
+  /** Start the Kubernetes API emulator (default: true unless `kubeconfig` is given). */
+  kubeApi?: boolean;
+  /** Options for `startKubeApi` (e.g. `{ watchHistory: 50 }`). */
+  kubeApiOptions?: Record<string, unknown>;
+  /** Start the embedded storage control plane when its module exists (default true). */
+  storageApi?: boolean;
+  /** Run the forwarder against the cluster (default false; `npm start` turns it on). */
+  withForwarder?: boolean;
+  /** Extra options for `startForwarder`. */
+  forwarderOptions?: Record<string, unknown>;
+  /** Arm the EventBridge schedules (default true). */
+  schedules?: boolean;
+  /** Divides schedule delays (tests). */
+  scheduleSpeedup?: number;
+  /** Batches in flight per event source mapping (default 4). */
+  maxConcurrency?: number;
+  /** Where `kubeconfig` and `stack.json` are written (default: a temp dir, removed on stop). */
+  stateDir?: string;
+  /** Observes every settled batch. */
+  onSettled?: (functionName: string, outcome: BatchOutcome) => void;
+  /** Observes every schedule firing. */
+  onScheduled?: (rule: string, outcome: { event: unknown; result?: unknown; error?: unknown }) => void;
+  /** Warnings (default console.warn). */
+  warn?: (message: string) => void;
+}
+
+export interface Stack {
+  /** The emulator, when started. */
+  kubeApi?: KubeApiLike;
+  /** The kubeconfig file the functions and forwarder use. */
+  kubeconfigPath: string;
+  sqs: { endpoint: string; client: SQSClient };
+  sns: { endpoint: string; client: SNSClient };
+  dynamodb: { endpoint: string; client: DynamoDBClient; doc: DocumentClient };
+  storageApi?: { url: string };
+  fauxqs: FauxqsServer;
+  template: CfnTemplate;
+  wiring: Wiring;
+  resources: LocalResources;
+  /** Environment every function shares (template values resolved, plus the AWS endpoint variables). */
+  env: Record<string, string>;
+  /** Each function's whole environment. */
+  functionEnv: Record<string, Record<string, string>>;
+  /** Queues by logical id (`BinderQueue`, `BinderDlq`, ...). */
+  queues: Record<string, LocalQueue>;
+  topicArn: string;
+  tables: { cache: string; control: string };
+  /** Running event source mappings by function name. */
+  eventSources: Record<string, SqsEventSource>;
+  scheduler?: Scheduler;
+  forwarder?: { stop(): Promise<void> };
+  /** Invokes a function directly (as `aws lambda invoke` would). */
+  invoke(functionName: string, event: unknown): Promise<unknown>;
+  stop(): Promise<void>;
+}
+
+/** Raised when the stack cannot be started as asked. */
+export class StackStartError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'StackStartError';
+  }
+}
+
+async function startDynalite(): Promise<Server> {
+  const dynalite = require('dynalite') as (o: { createTableMs?: number; deleteTableMs?: number; updateTableMs?: number }) => Server;
+  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  await new Promise<void>((ok, fail) => {
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => ok());
+  });
+  return server;
+}
+
+/** Imports an optional module; undefined when the module itself is absent (not when it fails inside). */
+async function importOptional<T>(path: string): Promise<T | undefined> {
+  if (!existsSync(path)) return undefined;
+  return (await import(path)) as T;
+}
+
+function stringEnv(values: Record<string, unknown>): Record<string, string> {
+  return Object.fromEntries(Object.entries(values).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
+}
+
+/**
+ * Starts the local stack.
+ *
+ * @example
+ * const stack = await startStack({ stateDir: '.local', withForwarder: true });
+ */
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
+  const root = options.root ?? PROJECT_ROOT;
+  const stage = options.stage ?? 'local';
+  const region = options.region ?? 'eu-west-1';
+  const warn = options.warn ?? ((m: string) => console.warn(m));
+  const cleanups: (() => Promise<unknown>)[] = [];
+  const stopAll = async (): Promise<void> => {
+    for (const c of cleanups.reverse()) await c().catch((e: unknown) => warn(`stopping: ${(e as Error).message}`));
+    cleanups.length = 0;
+  };
+
+  try {
+    const template = await compileTemplate({ root, stage, region });
+    const wiring = readWiring(template);
+
+    const stateDir = options.stateDir ? resolve(options.stateDir) : await mkdtemp(join(tmpdir(), 'claimflow-stack-'));
+    await mkdir(stateDir, { recursive: true });
+    if (!options.stateDir) cleanups.push(() => rm(stateDir, { recursive: true, force: true }));
+
+    // --- stand-ins
+    const fauxqs = await startFauxqs({ port: 0, logger: false, defaultRegion: region });
+    cleanups.push(() => fauxqs.stop());
+    const sqsEndpoint = `http://127.0.0.1:${fauxqs.port}`;
+    const dynalite = await startDynalite();
+    cleanups.push(
+      () =>
+        new Promise<void>((ok) => {
+          dynalite.closeAllConnections?.();
+          dynalite.close(() => ok());
+        }),
+    );
+    const dynamoEndpoint = `http://127.0.0.1:${(dynalite.address() as AddressInfo).port}`;
+    const clientConfig = { region, credentials: LOCAL_CREDENTIALS };
+    const sqs = new SQSClient({ ...clientConfig, endpoint: sqsEndpoint });
+    const sns = new SNSClient({ ...clientConfig, endpoint: sqsEndpoint });
+    const dynamodb = new DynamoDBClient({ ...clientConfig, endpoint: dynamoEndpoint });
+    const doc = createDocumentClient({ ...clientConfig, endpoint: dynamoEndpoint });
+    cleanups.push(async () => {
+      sqs.destroy();
+      sns.destroy();
+      dynamodb.destroy();
+      doc.destroy();
+    });
+
+    let kubeApi: KubeApiLike | undefined;
+    let kubeconfigPath: string;
+    if (options.kubeconfig) {
+      kubeconfigPath = resolve(options.kubeconfig);
+    } else {
+      kubeconfigPath = join(stateDir, 'kubeconfig');
+      if (options.kubeApi !== false) {
+        const mod = await importOptional<{ startKubeApi(o?: Record<string, unknown>): Promise<KubeApiLike> }>(
+          join(root, 'infra/local/kube-api/index.ts'),
+        );
+        if (!mod) throw new StackStartError('the Kubernetes API emulator (infra/local/kube-api/index.ts) is not available');
+        kubeApi = await mod.startKubeApi({ port: 0, ...options.kubeApiOptions });
+        const api = kubeApi;
+        cleanups.push(() => api.stop());
+        if (api.writeKubeconfig) await api.writeKubeconfig(kubeconfigPath);
+        else await writeFile(kubeconfigPath, api.kubeconfig());
+      }
+    }
+
+    let storageApi: { url: string; stop(): Promise<void> } | undefined;
+    if (options.storageApi !== false) {
+      const mod = await importOptional<{ startStorageApi(o?: Record<string, unknown>): Promise<{ url: string; stop(): Promise<void> }> }>(
+        join(root, 'infra/local/storage-api/index.ts'),
+      );
+      if (mod) {
+        const volumeRoot = join(stateDir, 'volumes');
+        await mkdir(volumeRoot, { recursive: true });
+        storageApi = await mod.startStorageApi({ port: 0, dataFile: join(stateDir, 'storage-api.json'), volumeRoot });
+        const s = storageApi;
+        cleanups.push(() => s.stop());
+      }
+    }
+
+    // --- resources from the template
+    const resources = await createResources(wiring, { sqs, sns, dynamodb, region });
+    const ctx = { resources: resources.physical, region, accountId: LOCAL_ACCOUNT_ID };
+    const awsEnv: Record<string, string> = {
+      AWS_REGION: region,
+      AWS_DEFAULT_REGION: region,
+      AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+      AWS_ENDPOINT_URL_SQS: sqsEndpoint,
+      AWS_ENDPOINT_URL_SNS: sqsEndpoint,
+      AWS_ENDPOINT_URL_DYNAMODB: dynamoEndpoint,
+      KUBECONFIG: kubeconfigPath,
+    };
+    const functionEnv: Record<string, Record<string, string>> = {};
+    for (const fn of wiring.functions) {
+      const env = { ...stringEnv(resolveIntrinsics(fn.environment, ctx) as Record<string, unknown>), ...awsEnv };
+      if (storageApi) env.STORAGE_API_URL = storageApi.url;
+      env.AWS_LAMBDA_FUNCTION_NAME = fn.functionName;
+      env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE = String(fn.memorySize);
+      functionEnv[fn.name] = env;
+    }
+    const envs = Object.values(functionEnv);
+    const env = Object.fromEntries(
+      Object.entries(envs[0] ?? awsEnv).filter(([k, v]) => k !== 'AWS_LAMBDA_FUNCTION_NAME' && envs.every((e) => e[k] === v)),
+    );
+    const tableOf = (envName: string): string => env[envName] ?? '';
+    const topic = [...resources.topics.values()][0];
+
+    // --- functions
+    const handlers = new Map<string, { def: FunctionDef; handler: LambdaHandler }>();
+    for (const def of wiring.functions) {
+      if (options.functions) {
+        const h = options.functions[def.name];
+        if (h) handlers.set(def.name, { def, handler: h });
+        continue;
+      }
+      const entry = join(root, 'functions', `${kebabCase(def.name)}.ts`);
+      if (!existsSync(entry)) {
+        warn(`function ${def.name}: ${entry} does not exist yet; not running it`);
+        continue;
+      }
+      const worker = await FunctionWorker.start({
+        entry,
+        exportName: def.exportName,
+        functionName: def.functionName,
+        region,
+        memorySize: def.memorySize,
+        env: { ...stringEnv(process.env as Record<string, unknown>), ...functionEnv[def.name] },
+      });
+      cleanups.push(() => worker.stop());
+      handlers.set(def.name, { def, handler: worker.handler });
+    }
+    for (const name of Object.keys(options.functions ?? {})) {
+      if (!wiring.functions.some((f) => f.name === name)) throw new StackStartError(`serverless.yml declares no function ${name}`);
+    }
+
+    const eventSources: Record<string, SqsEventSource> = {};
+    for (const es of wiring.eventSources) {
+      const h = handlers.get(es.functionName);
+      const queue = resources.queues.get(es.queue);
+      if (!h || !es.enabled) continue;
+      if (!queue) throw new StackStartError(`${es.logicalId}: queue ${es.queue} is not in the template`);
+      const source = new SqsEventSource({
+        sqs,
+        queueUrl: queue.url,
+        queueArn: queue.arn,
+        region,
+        functionName: h.def.functionName,
+        handler: h.handler as SqsHandler,
+        batchSize: es.batchSize,
+        fifo: queue.fifo,
+        reportBatchItemFailures: es.reportBatchItemFailures,
+        timeoutMs: h.def.timeoutSeconds * 1000,
+        memorySize: h.def.memorySize,
+        maxConcurrency: options.maxConcurrency,
+        onSettled: options.onSettled && ((o) => options.onSettled!(es.functionName, o)),
+        warn,
+      });
+      eventSources[es.functionName] = source;
+    }
+
+    const invoke = (name: string, event: unknown): Promise<unknown> => {
+      const h = handlers.get(name);
+      if (!h) return Promise.reject(new Error(`function ${name} is not running`));
+      return invokeWithTimeout(h.handler, event, {
+        functionName: h.def.functionName,
+        region,
+        timeoutMs: h.def.timeoutSeconds * 1000,
+        memorySize: h.def.memorySize,
+      });
+    };
+
+    let scheduler: Scheduler | undefined;
+    if (options.schedules !== false) {
+      const targets: ScheduledTarget[] = [];
+      for (const rule of wiring.schedules) {
+        if (!rule.enabled) continue;
+        for (const t of rule.targets) {
+          if (!handlers.has(t.functionName)) continue;
+          targets.push({ rule: rule.logicalId, expression: rule.expression, input: t.input, invoke: (event) => invoke(t.functionName, event) });
+        }
+      }
+      scheduler = new Scheduler(targets, {
+        region,
+        speedup: options.scheduleSpeedup,
+        onFired:
+          options.onScheduled ??
+          ((rule, o) => {
+            if (o.error) warn(`schedule ${rule}: ${(o.error as Error).message}`);
+          }),
+      });
+    }
+
+    // --- the forwarder
+    let forwarder: { stop(): Promise<void> } | undefined;
+    if (options.withForwarder) {
+      const mod = await importOptional<{ startForwarder(o: Record<string, unknown>): Promise<{ stop(): Promise<void> }> }>(
+        join(root, 'lib/forwarder/index.ts'),
+      );
+      if (!mod) throw new StackStartError('the forwarder (lib/forwarder/index.ts) is not available');
+      forwarder = await mod.startForwarder({
+        kubeconfig: kubeconfigPath,
+        clusterId: env.CLUSTER_ID,
+        topicArn: topic?.arn,
+        tables: { cache: tableOf('CACHE_TABLE'), control: tableOf('CONTROL_TABLE') },
+        snsEndpoint: sqsEndpoint,
+        dynamodbEndpoint: dynamoEndpoint,
+        region,
+        credentials: LOCAL_CREDENTIALS,
+        ...options.forwarderOptions,
+      });
+      const f = forwarder;
+      cleanups.push(() => f.stop());
+    }
+
+    for (const source of Object.values(eventSources)) source.start();
+    cleanups.push(() => Promise.all(Object.values(eventSources).map((s) => s.stop())));
+    if (scheduler) {
+      scheduler.start();
+      const s = scheduler;
+      cleanups.push(() => s.stop());
+    }
+
+    const stackJson = {
+      kubeconfig: kubeconfigPath,
+      kubeApi: kubeApi?.url ?? null,
+      sqs: sqsEndpoint,
+      sns: sqsEndpoint,
+      dynamodb: dynamoEndpoint,
+      storageApi: storageApi?.url ?? null,
+    };
+    await writeFile(join(stateDir, 'stack.json'), `${JSON.stringify(stackJson, null, 2)}\n`);
+
+    return {
+      kubeApi,
+      kubeconfigPath,
+      sqs: { endpoint: sqsEndpoint, client: sqs },
+      sns: { endpoint: sqsEndpoint, client: sns },
+      dynamodb: { endpoint: dynamoEndpoint, client: dynamodb, doc },
+      storageApi: storageApi && { url: storageApi.url },
+      fauxqs,
+      template,
+      wiring,
+      resources,
+      env,
+      functionEnv,
+      queues: Object.fromEntries(resources.queues),
+      topicArn: topic?.arn ?? '',
+      tables: { cache: tableOf('CACHE_TABLE'), control: tableOf('CONTROL_TABLE') },
+      eventSources,
+      scheduler,
+      forwarder,
+      invoke,
+      stop: stopAll,
+    };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}

@@ -1,0 +1,224 @@
+/**
+ * The wiring the local stack needs, read from the compiled CloudFormation template: topics, queues
+ * (with their redrive policies), subscriptions (with filter policies), tables, functions, their SQS
+ * event source mappings and their schedules. Nothing here is hand-listed: serverless.yml stays the
+ * single source of truth (DESIGN §2.7).
+ */
+import type { CfnResource, CfnTemplate } from './template.ts';
+
+export interface TopicSpec {
+  logicalId: string;
+  name: string;
+  fifo: boolean;
+  contentBasedDeduplication: boolean;
+}
+
+export interface QueueSpec {
+  logicalId: string;
+  name: string;
+  fifo: boolean;
+  contentBasedDeduplication: boolean;
+  visibilityTimeout: number;
+  messageRetentionPeriod?: number;
+  /** The DLQ's logical id and the receives before a message moves there. */
+  redrive?: { deadLetterQueue: string; maxReceiveCount: number };
+}
+
+export interface SubscriptionSpec {
+  logicalId: string;
+  topic: string;
+  queue: string;
+  rawMessageDelivery: boolean;
+  filterPolicy?: unknown;
+  filterPolicyScope?: string;
+}
+
+export interface TableSpec {
+  logicalId: string;
+  /** CreateTable input, as the template gives it (TTL, SSE and PITR are AWS-only and dropped). */
+  create: {
+    TableName: string;
+    AttributeDefinitions: { AttributeName: string; AttributeType: 'S' | 'N' | 'B' }[];
+    KeySchema: { AttributeName: string; KeyType: 'HASH' | 'RANGE' }[];
+    BillingMode?: 'PAY_PER_REQUEST' | 'PROVISIONED';
+    GlobalSecondaryIndexes?: {
+      IndexName: string;
+      KeySchema: { AttributeName: string; KeyType: 'HASH' | 'RANGE' }[];
+      Projection: { ProjectionType?: 'ALL' | 'KEYS_ONLY' | 'INCLUDE'; NonKeyAttributes?: string[] };
+    }[];
+  };
+  ttlAttribute?: string;
+}
+
+export interface FunctionDef {
+  /** serverless.yml key (`binder`): the handler is `.build/<name>/index.<exportName>`. */
+  name: string;
+  logicalId: string;
+  functionName: string;
+  exportName: string;
+  timeoutSeconds: number;
+  memorySize: number;
+  /** Environment variables, intrinsics unresolved. */
+  environment: Record<string, unknown>;
+}
+
+export interface EventSourceSpec {
+  logicalId: string;
+  /** The function's serverless.yml key. */
+  functionName: string;
+  /** The queue's logical id. */
+  queue: string;
+  batchSize: number;
+  enabled: boolean;
+  reportBatchItemFailures: boolean;
+}
+
+export interface ScheduleSpec {
+  logicalId: string;
+  expression: string;
+  enabled: boolean;
+  targets: { functionName: string; input?: string }[];
+}
+
+export interface Wiring {
+  topics: TopicSpec[];
+  queues: QueueSpec[];
+  subscriptions: SubscriptionSpec[];
+  tables: TableSpec[];
+  functions: FunctionDef[];
+  eventSources: EventSourceSpec[];
+  schedules: ScheduleSpec[];
+}
+
+/** Raised when the template has a shape the local stack does not understand. */
+export class WiringError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'WiringError';
+  }
+}
+
+/** The logical id an intrinsic reference (`Ref`, `Fn::GetAtt`) points at. */
+export function referencedId(value: unknown): string {
+  if (value && typeof value === 'object') {
+    const v = value as Record<string, unknown>;
+    if (typeof v.Ref === 'string') return v.Ref;
+    const att = v['Fn::GetAtt'];
+    if (Array.isArray(att)) return String(att[0]);
+    if (typeof att === 'string') return att.split('.')[0];
+  }
+  throw new WiringError(`expected a Ref or Fn::GetAtt, got ${JSON.stringify(value)}`);
+}
+
+const bool = (v: unknown, fallback: boolean): boolean => (v === undefined ? fallback : v === true || v === 'true');
+
+function ofType(template: CfnTemplate, type: string): [string, CfnResource][] {
+  return Object.entries(template.Resources).filter(([, r]) => r.Type === type);
+}
+
+/**
+ * Reads the wiring from a compiled template.
+ *
+ * @example
+ * const wiring = readWiring(await compileTemplate({ stage: 'local' }));
+ * wiring.eventSources.find((e) => e.functionName === 'binder')?.batchSize; // 10
+ */
+export function readWiring(template: CfnTemplate): Wiring {
+  const functionsById = new Map<string, FunctionDef>();
+  for (const [logicalId, r] of ofType(template, 'AWS::Lambda::Function')) {
+    const p = r.Properties ?? {};
+    const m = /^\.build\/([^/]+)\/index\.([\w$]+)$/.exec(String(p.Handler));
+    if (!m) throw new WiringError(`${logicalId}: handler ${p.Handler} is not .build/<name>/index.<export>`);
+    functionsById.set(logicalId, {
+      name: m[1],
+      logicalId,
+      functionName: String(p.FunctionName ?? m[1]),
+      exportName: m[2],
+      timeoutSeconds: Number(p.Timeout ?? 6),
+      memorySize: Number(p.MemorySize ?? 1024),
+      environment: { ...(p.Environment?.Variables ?? {}) },
+    });
+  }
+  const fnName = (value: unknown): string => {
+    const id = referencedId(value);
+    const fn = functionsById.get(id);
+    if (!fn) throw new WiringError(`no function ${id}`);
+    return fn.name;
+  };
+
+  return {
+    topics: ofType(template, 'AWS::SNS::Topic').map(([logicalId, r]) => ({
+      logicalId,
+      name: String(r.Properties?.TopicName ?? logicalId),
+      fifo: bool(r.Properties?.FifoTopic, false),
+      contentBasedDeduplication: bool(r.Properties?.ContentBasedDeduplication, false),
+    })),
+    queues: ofType(template, 'AWS::SQS::Queue').map(([logicalId, r]) => {
+      const p = r.Properties ?? {};
+      const redrive = p.RedrivePolicy as { deadLetterTargetArn: unknown; maxReceiveCount: number | string } | undefined;
+      return {
+        logicalId,
+        name: String(p.QueueName ?? logicalId),
+        fifo: bool(p.FifoQueue, false),
+        contentBasedDeduplication: bool(p.ContentBasedDeduplication, false),
+        visibilityTimeout: Number(p.VisibilityTimeout ?? 30),
+        messageRetentionPeriod: p.MessageRetentionPeriod === undefined ? undefined : Number(p.MessageRetentionPeriod),
+        redrive: redrive
+          ? { deadLetterQueue: referencedId(redrive.deadLetterTargetArn), maxReceiveCount: Number(redrive.maxReceiveCount) }
+          : undefined,
+      };
+    }),
+    subscriptions: ofType(template, 'AWS::SNS::Subscription')
+      .filter(([, r]) => r.Properties?.Protocol === 'sqs')
+      .map(([logicalId, r]) => {
+        const p = r.Properties ?? {};
+        return {
+          logicalId,
+          topic: referencedId(p.TopicArn),
+          queue: referencedId(p.Endpoint),
+          rawMessageDelivery: bool(p.RawMessageDelivery, false),
+          filterPolicy: p.FilterPolicy,
+          filterPolicyScope: p.FilterPolicyScope,
+        };
+      }),
+    tables: ofType(template, 'AWS::DynamoDB::Table').map(([logicalId, r]) => {
+      const p = r.Properties ?? {};
+      return {
+        logicalId,
+        create: {
+          TableName: String(p.TableName ?? logicalId),
+          AttributeDefinitions: p.AttributeDefinitions,
+          KeySchema: p.KeySchema,
+          BillingMode: p.BillingMode,
+          ...(p.GlobalSecondaryIndexes ? { GlobalSecondaryIndexes: p.GlobalSecondaryIndexes } : {}),
+        },
+        ttlAttribute: p.TimeToLiveSpecification?.Enabled ? p.TimeToLiveSpecification.AttributeName : undefined,
+      };
+    }),
+    functions: [...functionsById.values()],
+    eventSources: ofType(template, 'AWS::Lambda::EventSourceMapping').map(([logicalId, r]) => {
+      const p = r.Properties ?? {};
+      return {
+        logicalId,
+        functionName: fnName(p.FunctionName),
+        queue: referencedId(p.EventSourceArn),
+        batchSize: Number(p.BatchSize ?? 10),
+        enabled: bool(p.Enabled, true),
+        reportBatchItemFailures: (p.FunctionResponseTypes ?? []).includes('ReportBatchItemFailures'),
+      };
+    }),
+    schedules: ofType(template, 'AWS::Events::Rule')
+      .filter(([, r]) => r.Properties?.ScheduleExpression)
+      .map(([logicalId, r]) => {
+        const p = r.Properties ?? {};
+        return {
+          logicalId,
+          expression: String(p.ScheduleExpression),
+          enabled: (p.State ?? 'ENABLED') === 'ENABLED',
+          targets: (p.Targets ?? [])
+            .filter((t: { Arn: unknown }) => functionsById.has(referencedId(t.Arn)))
+            .map((t: { Arn: unknown; Input?: string }) => ({ functionName: fnName(t.Arn), input: t.Input })),
+        };
+      }),
+  };
+}
