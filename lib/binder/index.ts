@@ -11,4 +11,5 @@ export { findBestMatchForClaim, findMatchingVolume, checkVolumeSatisfyClaim, all
 export { bind, bindVolumeToClaim, bindClaimToVolume, updateClaimStatus, updateVolumePhase, unbindVolume, getBindVolumeToClaim } from './bind.ts';
 export { getDefaultClass, isDelayBindingMode, provisionClaim } from './provision.ts';
 export { SyncPlan } from './plan.ts';
+export { applyActions, type ActionSink, type ApplyOutcome } from './apply.ts';
 export * from './helpers.ts';
