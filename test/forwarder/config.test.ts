@@ -1,0 +1,42 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { loadConfig, parseDuration } from '../../lib/forwarder/config.ts';
+import { ForwarderConfigError } from '../../lib/forwarder/errors.ts';
+import { WATCHED_KINDS } from '../../lib/runtime/message.ts';
+
+const base = { CLUSTER_ID: 'c1', EVENTS_TOPIC_ARN: 'arn:aws:sns:us-east-1:000000000000:events.fifo', CACHE_TABLE: 'cache', CONTROL_TABLE: 'control' };
+
+describe('forwarder configuration', () => {
+  it('parses durations', () => {
+    for (const [text, ms] of [['15s', 15_000], ['500ms', 500], ['2m', 120_000], ['1h', 3_600_000], ['250', 250], ['1.5s', 1500]] as const) {
+      assert.equal(parseDuration(text), ms, text);
+    }
+    assert.throws(() => parseDuration('soon'), ForwarderConfigError);
+  });
+
+  it('takes the environment with client-go leader-election defaults', () => {
+    const config = loadConfig([], { ...base, POD_NAME: 'forwarder-abc', POD_NAMESPACE: 'claimflow' });
+    assert.equal(config.cluster, 'c1');
+    assert.deepEqual(config.tables, { cache: 'cache', control: 'control' });
+    assert.deepEqual(config.kinds, [...WATCHED_KINDS]);
+    assert.deepEqual(config.lease, { namespace: 'claimflow', name: 'claimflow-forwarder', identity: 'forwarder-abc', leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 });
+    assert.equal(config.httpPort, 8080);
+  });
+
+  it('lets flags win over the environment', () => {
+    const config = loadConfig(['--cluster-id', 'c2', '--kinds', 'Node,PersistentVolume', '--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '500ms', '--http-port', '0'], base);
+    assert.equal(config.cluster, 'c2');
+    assert.deepEqual(config.kinds, ['Node', 'PersistentVolume']);
+    assert.ok(config.lease);
+    assert.equal(config.lease.leaseDurationMs, 4000);
+    assert.equal(config.lease.retryPeriodMs, 500);
+    assert.equal(config.httpPort, 0);
+    assert.equal(loadConfig(['--leader-elect', 'false'], base).lease, false);
+  });
+
+  it('names what is missing or wrong', () => {
+    assert.throws(() => loadConfig([], { ...base, CLUSTER_ID: '' }), /--cluster-id or CLUSTER_ID must be set/);
+    assert.throws(() => loadConfig(['--kinds', 'Pod'], base), /unknown kind Pod/);
+    assert.throws(() => loadConfig(['--http-port', '-1'], base), ForwarderConfigError);
+  });
+});
