@@ -37,6 +37,6 @@ describe('forwarder configuration', () => {
   it('names what is missing or wrong', () => {
     assert.throws(() => loadConfig([], { ...base, CLUSTER_ID: '' }), /--cluster-id or CLUSTER_ID must be set/);
     assert.throws(() => loadConfig(['--kinds', 'Pod'], base), /unknown kind Pod/);
-    assert.throws(() => loadConfig(['--http-port', '-1'], base), ForwarderConfigError);
+    assert.throws(() => loadConfig(['--http-port=x1'], base), ForwarderConfigError);
   });
 });
