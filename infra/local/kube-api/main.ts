@@ -1,0 +1,49 @@
+/**
+ * `npm run kube-api -- --port <n> [--watch-history <n>] [--service-cidr <cidr>] [--data <file>]`:
+ * prints `kube-api listening on http://127.0.0.1:<port>` once it accepts requests; exits 0 on SIGINT/SIGTERM.
+ */
+import { parseArgs } from 'node:util';
+import { startKubeApi } from './index.ts';
+
+const { values } = parseArgs({
+  options: {
+    port: { type: 'string', default: '0' },
+    host: { type: 'string', default: '127.0.0.1' },
+    'watch-history': { type: 'string' },
+    'service-cidr': { type: 'string' },
+    data: { type: 'string' },
+  },
+  strict: true,
+});
+
+const port = Number(values.port);
+if (!Number.isInteger(port) || port < 0 || port > 65535) {
+  process.stderr.write(`kube-api: invalid --port ${values.port}\n`);
+  process.exit(2);
+}
+const history = values['watch-history'] !== undefined ? Number(values['watch-history']) : undefined;
+if (history !== undefined && (!Number.isInteger(history) || history < 1)) {
+  process.stderr.write(`kube-api: invalid --watch-history ${values['watch-history']}\n`);
+  process.exit(2);
+}
+
+const api = await startKubeApi({
+  port,
+  host: values.host,
+  ...(history !== undefined ? { watchHistory: history } : {}),
+  ...(values['service-cidr'] ? { serviceCidr: values['service-cidr'] } : {}),
+  ...(values.data ? { dataFile: values.data } : {}),
+});
+process.stdout.write(`kube-api listening on ${api.url}\n`);
+
+let stopping = false;
+const shutdown = (): void => {
+  if (stopping) return;
+  stopping = true;
+  api.stop().then(() => process.exit(0), (err) => {
+    process.stderr.write(`kube-api: ${(err as Error).message}\n`);
+    process.exit(1);
+  });
+};
+process.on('SIGINT', shutdown);
+process.on('SIGTERM', shutdown);

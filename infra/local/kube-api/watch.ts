@@ -1,0 +1,171 @@
+/**
+ * WATCH over HTTP: newline-delimited JSON events on a chunked 200 response
+ * (apiserver `handlers/watch.go`, cacher `convertToWatchEvent`). Starts from the current state (synthetic
+ * ADDED) or from a revision in the history (410 ERROR event when it is gone); turns selector transitions into
+ * ADDED/DELETED; sends BOOKMARKs when asked; ends at `timeoutSeconds`. Writers never wait for a watcher: a
+ * watcher whose socket buffer grows past the limit is closed, as the real server drops slow watchers.
+ */
+import type { ServerResponse } from 'node:http';
+import type { KindSpec, KubeObject, StoreEvent } from './types.ts';
+import { StatusError } from './types.ts';
+import type { FieldSelector, LabelSelector } from './selectors.ts';
+import { apiVersionOf, type Binding, type MemoryStore } from './store.ts';
+import { toTable, type IncludeObject } from './table.ts';
+import { parseResourceVersion } from './list.ts';
+
+/** Per-watch parameters. */
+export interface WatchParams {
+  resource: string;
+  namespace?: string;
+  labels: LabelSelector;
+  fields: FieldSelector;
+  /** `resourceVersion` query value. */
+  resourceVersion?: string;
+  timeoutSeconds?: number;
+  allowBookmarks: boolean;
+  /** Present for a Table watch (kubectl get -w). */
+  table?: { include: IncludeObject };
+}
+
+/** Server-wide watch settings. */
+export interface WatchSettings {
+  /** Interval of periodic bookmarks (upstream ≈ 1 min). */
+  bookmarkIntervalMs: number;
+  /** A watcher with more unsent bytes than this is closed. */
+  maxBufferedBytes: number;
+  /** Open watches, so `stop()` can end them. */
+  open: Set<ServerResponse>;
+}
+
+/** The ERROR event body for a Status. */
+function errorEvent(err: StatusError): string {
+  return `${JSON.stringify({ type: 'ERROR', object: err.toStatus() })}\n`;
+}
+
+const serialized = new WeakMap<KubeObject, string>();
+
+/** JSON of an object that is never mutated once stored; shared by every watcher. */
+function jsonOf(obj: KubeObject): string {
+  let s = serialized.get(obj);
+  if (s === undefined) {
+    s = JSON.stringify(obj);
+    serialized.set(obj, s);
+  }
+  return s;
+}
+
+/** Serves one watch on `res` until timeout, client close or server stop. */
+export function serveWatch(store: MemoryStore, spec: KindSpec, params: WatchParams, res: ServerResponse, settings: WatchSettings): void {
+  const binding: Binding = store.binding(params.resource);
+  const storage = binding.storage;
+  const current = store.revision;
+  let from: number | undefined;
+  if (params.resourceVersion && params.resourceVersion !== '0') from = parseResourceVersion(params.resourceVersion);
+
+  res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
+  res.flushHeaders();
+  settings.open.add(res);
+
+  const timers: NodeJS.Timeout[] = [];
+  let unsubscribe: (() => void) | undefined;
+  let closed = false;
+  const close = (): void => {
+    if (closed) return;
+    closed = true;
+    for (const t of timers) clearTimeout(t);
+    unsubscribe?.();
+    settings.open.delete(res);
+    if (!res.writableEnded && !res.destroyed) res.end();
+  };
+  res.on('close', close);
+
+  let headersSent = false;
+  const write = (chunk: string): void => {
+    if (closed) return;
+    if (res.writableLength > settings.maxBufferedBytes) {
+      closed = true;
+      for (const t of timers) clearTimeout(t);
+      unsubscribe?.();
+      settings.open.delete(res);
+      res.destroy();
+      return;
+    }
+    res.write(chunk);
+  };
+  const fail = (err: StatusError): void => {
+    write(errorEvent(err));
+    close();
+  };
+
+  const matches = (o: KubeObject | undefined): boolean => o !== undefined
+    && (!params.namespace || o.metadata.namespace === params.namespace)
+    && params.labels.matches(o.metadata.labels) && params.fields.matches(o);
+
+  const send = (type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: KubeObject): void => {
+    if (params.table) {
+      const table = toTable(spec, [obj], { include: params.table.include, headers: !headersSent, resourceVersion: obj.metadata.resourceVersion });
+      headersSent = true;
+      write(`${JSON.stringify({ type, object: table })}\n`);
+    } else {
+      write(`{"type":"${type}","object":${binding.identity ? jsonOf(obj) : JSON.stringify(obj)}}\n`);
+    }
+  };
+
+  const onEvent = (e: StoreEvent): void => {
+    if (e.resource !== storage || (from !== undefined && e.revision <= from)) return;
+    const obj = binding.toView(e.object);
+    if (e.type === 'ADDED') {
+      if (matches(obj)) send('ADDED', obj);
+      return;
+    }
+    const prev = e.previous ? binding.toView(e.previous) : undefined;
+    if (e.type === 'DELETED') {
+      if (matches(prev ?? obj)) send('DELETED', obj);
+      return;
+    }
+    const now = matches(obj);
+    const before = prev !== undefined && matches(prev);
+    if (now && before) send('MODIFIED', obj);
+    else if (now) send('ADDED', obj);
+    else if (before) send('DELETED', { ...prev!, metadata: { ...prev!.metadata, resourceVersion: obj.metadata.resourceVersion } });
+  };
+
+  const bookmark = (): void => {
+    write(`${JSON.stringify({ type: 'BOOKMARK', object: { kind: spec.kind, apiVersion: apiVersionOf(spec), metadata: { resourceVersion: String(store.revision) } } })}\n`);
+  };
+
+  if (from === undefined) {
+    for (const o of store.scan(params.resource, params.namespace)) if (matches(o)) send('ADDED', o);
+    from = current;
+    unsubscribe = store.watchRaw(onEvent);
+  } else if (from < store.compactedRevision) {
+    fail(new StatusError(410, 'Expired', `too old resource version: ${from} (${store.compactedRevision + 1})`));
+    return;
+  } else {
+    for (const e of store.history(from)) onEvent(e);
+    unsubscribe = store.watchRaw(onEvent);
+    if (from > current) {
+      const wanted = from;
+      timers.push(setTimeout(() => {
+        if (store.revision < wanted) {
+          fail(new StatusError(504, 'Timeout', `Too large resource version: ${wanted}, current: ${store.revision}`,
+            { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds: 1 }));
+        }
+      }, 3000));
+    }
+  }
+
+  const timeoutMs = params.timeoutSeconds !== undefined && params.timeoutSeconds > 0
+    ? params.timeoutSeconds * 1000
+    : (1800 + Math.random() * 1800) * 1000;
+  timers.push(setTimeout(close, timeoutMs));
+  if (params.allowBookmarks) {
+    const beforeDeadline = timeoutMs - Math.min(2000, timeoutMs / 2);
+    timers.push(setTimeout(bookmark, beforeDeadline));
+    const periodic = (): void => {
+      bookmark();
+      timers.push(setTimeout(periodic, settings.bookmarkIntervalMs));
+    };
+    timers.push(setTimeout(periodic, settings.bookmarkIntervalMs));
+  }
+}
