@@ -1,0 +1,387 @@
+/**
+ * The SQS FIFO → controller adapter: turns a Lambda SQS batch into `controller.reconcile` calls and their
+ * outcomes into a partial batch response, backoff records, requeues, events and metrics.
+ *
+ * Per record, in order:
+ * 1. **Validate** the body against {@link ClusterEventSchema}. A malformed message is a poison message: it
+ *    is sent to the DLQ (`DLQ_URL`) at once with the reason, counted in `PoisonMessages`, logged, and then
+ *    reported as processed so it does not bounce `maxReceiveCount` times.
+ * 2. **Sync gate:** nothing runs before the forwarder marked the initial LIST of every kind the controller
+ *    reads complete (`sync#<cluster>#<Kind>`, `listComplete`); until then the record waits a short delay.
+ * 3. **Backoff gate:** a REQUEUE or a redelivery that arrives before its key's `nextAttemptAt` waits again.
+ *    A fresh watch event is not held back (as upstream, where `queue.Add` bypasses the rate limiter).
+ * 4. **Reconcile.** Success clears the key's backoff record (`Forget`). `{ requeueAfterMs }` forgets and
+ *    waits. An error counts a failure and waits `base·2^(n-1)` (client-go defaults 5 ms … 1000 s); at the
+ *    controller's `maxFailures` it stops (Warning event, `ThresholdExceeded`). A {@link TerminalError} is not
+ *    retried (Warning event, `TerminalErrors`).
+ *
+ * Waiting ({@link planWait}) is either ChangeMessageVisibility on the message, reported failed, or parking
+ * the key for the resync function (the message is then deleted).
+ *
+ * **FIFO failure rule.** AWS states: "for FIFO, stop at the first failure and return that record and all
+ * unprocessed records". Its purpose is per-group order. We use Powertools' `SqsFifoPartialProcessorAsync`
+ * with `skipGroupOnError: true`: after a failure, the later records *of the same message group* are
+ * returned unprocessed, while other groups' records still run. Each group (one object) keeps its order —
+ * nothing of group A runs after a failed A record — and one object's failure does not hold other objects
+ * back for a whole visibility timeout nor burn a receive of their `maxReceiveCount`. `throwOnFullBatchFailure`
+ * is off: a batch whose every record failed is an ordinary partial response, not a thrown error (which
+ * would make Lambda retry the whole batch and ignore our visibility changes).
+ */
+import { randomUUID } from 'node:crypto';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
+import { ChangeMessageVisibilityCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { KubeClients } from '../kube/client.ts';
+import { retryAfterMs } from '../kube/errors.ts';
+import { KubeEventRecorder, type EventRecorder, type InvolvedObject } from '../kube/recorder.ts';
+import { budgetFromEnv, ApiBudget } from '../state/bucket.ts';
+import { BackoffStore, rateLimiterConfigFromEnv, type BackoffId, type RateLimiterConfig } from '../state/backoff.ts';
+import { createDocumentClient, type DocumentClient } from '../state/client.ts';
+import { LeaseStore } from '../state/lease.ts';
+import { tableNames, type TableNames } from '../state/schema.ts';
+import { SyncMarkers } from '../state/sync.ts';
+import { ClusterEventSchema, splitKey, type ClusterEvent, type WatchedKind } from './message.ts';
+import { createLogger, createMetrics, METRIC } from './observability.ts';
+import { ENV, TerminalError, type Controller, type ReconcileRequest } from './reconcile.ts';
+import { planWait } from './wait.ts';
+
+/** What every reconcile gets from the runtime (controllers may wrap it with {@link SqsHandlerOptions.context}). */
+export interface RuntimeContext {
+  request: ReconcileRequest;
+  logger: Logger;
+  metrics: Metrics;
+  doc: DocumentClient;
+  tables: TableNames;
+  /** Kubernetes clients per cluster (spending the cluster's request budget). */
+  kube: KubeClients;
+  /** Event recorder for the request's cluster. */
+  recorder: EventRecorder;
+  leases: LeaseStore;
+  lambdaContext: Context | undefined;
+}
+
+export interface SqsHandlerOptions<Ctx> {
+  doc?: DocumentClient;
+  tables?: TableNames;
+  sqs?: SQSClient;
+  /** This controller's queue (for ChangeMessageVisibility). Default: its `*_QUEUE_URL`, else derived from the record's ARN. */
+  queueUrl?: string;
+  /** Default `DLQ_URL`. */
+  dlqUrl?: string;
+  limiter?: RateLimiterConfig;
+  /** Stop retrying a key after this many consecutive failures (default `MAX_FAILURES`; 0 = forever). */
+  maxFailures?: number;
+  /** The queue's redrive maxReceiveCount (default `MAX_RECEIVE_COUNT`, else 5). */
+  maxReceiveCount?: number;
+  /** Longer waits are parked rather than held in visibility (default 15 min). */
+  maxVisibilityDelayMs?: number;
+  /** How long a record waits for the forwarder's initial LIST (default 2 s). */
+  syncWaitMs?: number;
+  /** Kinds whose sync markers must be complete (default `controller.kinds`). */
+  requiresSynced?: readonly WatchedKind[];
+  /** `source.component` of events (default the controller name). */
+  component?: string;
+  logger?: Logger;
+  metrics?: Metrics;
+  kube?: KubeClients;
+  /** The recorder for a cluster (default a {@link KubeEventRecorder} on `kube`). */
+  recorderFor?: (cluster: string) => EventRecorder;
+  /** Builds the controller's context from the runtime's (default: the runtime context itself). */
+  context?: (runtime: RuntimeContext) => Ctx | Promise<Ctx>;
+  now?: () => number;
+}
+
+/** The Lambda handler {@link createSqsHandler} returns. */
+export type SqsHandler = (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse>;
+
+/** Internal: the record must be reported failed so that SQS redelivers it after the visibility we set. */
+export class RecordDeferredError extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'RecordDeferredError';
+  }
+}
+
+const SYNC_CACHE_MS = 30_000;
+const GATE_SLACK_MS = 1000;
+
+const positiveInt = (value: string | undefined, fallback: number): number => {
+  const parsed = Number(value);
+  return value !== undefined && value !== '' && Number.isInteger(parsed) && parsed >= 0 ? parsed : fallback;
+};
+
+/** `arn:aws:sqs:<region>:<account>:<name>` → the queue URL. */
+export function queueUrlFromArn(arn: string): string | undefined {
+  const parts = arn.split(':');
+  if (parts.length !== 6 || parts[2] !== 'sqs') return undefined;
+  const [, partition, , region, account, name] = parts;
+  const domain = partition === 'aws-cn' ? 'amazonaws.com.cn' : 'amazonaws.com';
+  return `https://sqs.${region}.${domain}/${account}/${name}`;
+}
+
+const API_VERSIONS: Record<WatchedKind, string> = {
+  PersistentVolume: 'v1',
+  PersistentVolumeClaim: 'v1',
+  Node: 'v1',
+  Service: 'v1',
+  Endpoints: 'v1',
+  StorageClass: 'storage.k8s.io/v1',
+  VolumeAttachment: 'storage.k8s.io/v1',
+};
+
+/** The object an event about `request` is recorded against: the embedded object, else a reference from the key. */
+export function involvedObjectOf(request: ReconcileRequest): InvolvedObject {
+  const embedded = request.event.object as InvolvedObject | undefined;
+  if (embedded?.metadata?.name) return { apiVersion: API_VERSIONS[request.kind], kind: request.kind, ...embedded };
+  const { namespace, name } = splitKey(request.key);
+  return {
+    apiVersion: API_VERSIONS[request.kind],
+    kind: request.kind,
+    metadata: { name, ...(namespace ? { namespace } : {}), ...(request.event.uid ? { uid: request.event.uid } : {}) },
+  };
+}
+
+/**
+ * Builds the Lambda handler for `controller`. Clients are created on first use, so importing a function
+ * module has no side effects.
+ */
+export function createSqsHandler<Ctx = RuntimeContext>(controller: Controller<Ctx>, options: SqsHandlerOptions<Ctx> = {}): SqsHandler {
+  const env = process.env;
+  const now = options.now ?? Date.now;
+  const logger = options.logger ?? createLogger(controller.name);
+  const metrics = options.metrics ?? createMetrics(controller.name);
+  const maxFailures = options.maxFailures ?? positiveInt(env[ENV.maxFailures], 0);
+  const maxReceiveCount = options.maxReceiveCount ?? positiveInt(env[ENV.maxReceiveCount], 5);
+  const maxVisibilityDelayMs = options.maxVisibilityDelayMs ?? 900_000;
+  const syncWaitMs = options.syncWaitMs ?? 2000;
+  const requiresSynced = options.requiresSynced ?? controller.kinds;
+  const component = options.component ?? controller.name;
+  const syncedUntil = new Map<string, number>();
+  const recorders = new Map<string, EventRecorder>();
+  const budgets = new Map<string, ApiBudget>();
+
+  let services:
+    | { doc: DocumentClient; tables: TableNames; sqs: SQSClient; backoff: BackoffStore; sync: SyncMarkers; leases: LeaseStore; kube: KubeClients }
+    | undefined;
+  const init = () => {
+    if (services) return services;
+    const doc = options.doc ?? createDocumentClient();
+    const tables = options.tables ?? tableNames(env);
+    const limiter = options.limiter ?? rateLimiterConfigFromEnv(env);
+    const budget = budgetFromEnv(env);
+    const kube =
+      options.kube ??
+      new KubeClients({
+        budget: (cluster) => {
+          let b = budgets.get(cluster);
+          if (!b) budgets.set(cluster, (b = new ApiBudget({ doc, table: tables.control, cluster, ...budget })));
+          return b;
+        },
+      });
+    services = {
+      doc,
+      tables,
+      sqs: options.sqs ?? new SQSClient({}),
+      backoff: new BackoffStore({ doc, table: tables.control, limiter, now }),
+      sync: new SyncMarkers(doc, tables.control, { now }),
+      leases: new LeaseStore({ doc, table: tables.control, now }),
+      kube,
+    };
+    return services;
+  };
+
+  const recorderFor = (cluster: string): EventRecorder => {
+    if (options.recorderFor) return options.recorderFor(cluster);
+    let recorder = recorders.get(cluster);
+    if (!recorder) {
+      const s = init();
+      recorder = new KubeEventRecorder({
+        api: () => s.kube.coreV1(cluster),
+        component,
+        cluster,
+        doc: s.doc,
+        table: s.tables.control,
+        now,
+        onError: (error, event) => logger.warn('event not recorded', { reason: event.reason, error: String(error) }),
+      });
+      recorders.set(cluster, recorder);
+    }
+    return recorder;
+  };
+
+  const queueUrlFor = (record: SQSRecord): string | undefined =>
+    options.queueUrl ?? env[(ENV.queueUrl as Record<string, string>)[controller.name] ?? ''] ?? queueUrlFromArn(record.eventSourceARN);
+
+  const isSynced = async (cluster: string): Promise<boolean> => {
+    const cached = syncedUntil.get(cluster);
+    if (cached !== undefined && cached > now()) return true;
+    const synced = await init().sync.isListComplete(cluster, requiresSynced);
+    if (synced) syncedUntil.set(cluster, now() + SYNC_CACHE_MS);
+    return synced;
+  };
+
+  /** Sends a malformed record to the DLQ; returns normally so the batch reports it processed. */
+  const poison = async (record: SQSRecord, reason: string): Promise<void> => {
+    const dlqUrl = options.dlqUrl ?? env[ENV.dlqUrl];
+    if (!dlqUrl) throw new Error(`poison message ${record.messageId} (${reason}) and no ${ENV.dlqUrl} to send it to`);
+    await init().sqs.send(
+      new SendMessageCommand({
+        QueueUrl: dlqUrl,
+        MessageBody: record.body,
+        MessageGroupId: record.attributes.MessageGroupId ?? 'poison',
+        MessageDeduplicationId: record.messageId.replace(/[^\w-]/g, '_').slice(0, 128),
+        MessageAttributes: {
+          poisonReason: { DataType: 'String', StringValue: reason.slice(0, 1024) || 'invalid' },
+          controller: { DataType: 'String', StringValue: controller.name },
+          sourceMessageId: { DataType: 'String', StringValue: record.messageId },
+        },
+      }),
+    );
+    metrics.addMetric(METRIC.poisonMessages, MetricUnit.Count, 1);
+    logger.error('poison message sent to the DLQ', { messageId: record.messageId, reason, dlqUrl });
+  };
+
+  /** Makes the record wait `delayMs`: visibility (throws) or parking (returns). */
+  const wait = async (record: SQSRecord, event: ClusterEvent, id: BackoffId, delayMs: number, why: string): Promise<void> => {
+    const s = init();
+    const plan = planWait({
+      delayMs,
+      now: now(),
+      receiveCount: Number(record.attributes.ApproximateReceiveCount) || 1,
+      firstReceiveAt: Number(record.attributes.ApproximateFirstReceiveTimestamp) || now(),
+      maxReceiveCount,
+      maxVisibilityDelayMs,
+    });
+    if (plan.via === 'park') {
+      await s.backoff.park(id, plan.dueAt, { uid: event.uid, resourceVersion: event.resourceVersion });
+      metrics.addMetric(METRIC.parked, MetricUnit.Count, 1);
+      logger.info('key parked until due', { why, delayMs, dueAt: new Date(plan.dueAt).toISOString() });
+      return;
+    }
+    const queueUrl = queueUrlFor(record);
+    if (queueUrl) {
+      try {
+        await s.sqs.send(
+          new ChangeMessageVisibilityCommand({ QueueUrl: queueUrl, ReceiptHandle: record.receiptHandle, VisibilityTimeout: plan.visibilityTimeoutS }),
+        );
+      } catch (error) {
+        logger.warn('could not change message visibility; it returns after the queue visibility timeout', { error: String(error) });
+      }
+    }
+    logger.info('record waits', { why, delayMs, visibilityTimeoutS: plan.visibilityTimeoutS });
+    throw new RecordDeferredError(why);
+  };
+
+  const handleRecord = async (record: SQSRecord, lambdaContext: Context | undefined): Promise<void> => {
+    let body: unknown;
+    try {
+      body = JSON.parse(record.body);
+    } catch (error) {
+      return poison(record, `body is not JSON: ${(error as Error).message}`);
+    }
+    const parsed = ClusterEventSchema.safeParse(body);
+    if (!parsed.success) {
+      return poison(record, `body does not match the cluster event schema: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+    }
+    const event = parsed.data;
+    if (!controller.kinds.includes(event.kind)) {
+      logger.warn('ignoring a kind this controller does not reconcile', { kind: event.kind, messageId: record.messageId });
+      return;
+    }
+    const request: ReconcileRequest = { cluster: event.cluster, kind: event.kind, key: event.key, event };
+    const id: BackoffId = { controller: controller.name, cluster: event.cluster, kind: event.kind, key: event.key };
+    const keys = { cluster: event.cluster, kind: event.kind, key: event.key, messageId: record.messageId, eventType: event.type };
+    logger.appendKeys(keys);
+    try {
+      const s = init();
+      if (!(await isSynced(event.cluster))) {
+        metrics.addMetric(METRIC.cacheNotSynced, MetricUnit.Count, 1);
+        return await wait(record, event, id, syncWaitMs, 'cache not synced: the initial LIST is not complete');
+      }
+      const backoff = await s.backoff.get(id);
+      const receiveCount = Number(record.attributes.ApproximateReceiveCount) || 1;
+      const early = backoff ? backoff.nextAttemptAt - now() : 0;
+      if (backoff && early > GATE_SLACK_MS && (event.type === 'REQUEUE' || receiveCount > 1)) {
+        return await wait(record, event, id, early, 'backoff: next attempt not due yet');
+      }
+      const runtime: RuntimeContext = {
+        request,
+        logger,
+        metrics,
+        doc: s.doc,
+        tables: s.tables,
+        kube: s.kube,
+        recorder: recorderFor(event.cluster),
+        leases: s.leases,
+        lambdaContext,
+      };
+      const ctx = options.context ? await options.context(runtime) : (runtime as Ctx);
+      const started = now();
+      let result;
+      try {
+        result = await controller.reconcile(request, ctx);
+      } catch (error) {
+        metrics.addMetric(METRIC.reconcileLatency, MetricUnit.Milliseconds, now() - started);
+        return await onError(record, event, request, id, error);
+      }
+      metrics.addMetric(METRIC.reconcileLatency, MetricUnit.Milliseconds, now() - started);
+      metrics.addMetric(METRIC.reconcileSuccess, MetricUnit.Count, 1);
+      if (backoff) await s.backoff.clear(id);
+      if (result && 'requeueAfterMs' in result) {
+        metrics.addMetric(METRIC.requeue, MetricUnit.Count, 1);
+        return await wait(record, event, id, result.requeueAfterMs, 'requeueAfter');
+      }
+      logger.debug('reconciled');
+    } finally {
+      logger.removeKeys(Object.keys(keys));
+    }
+  };
+
+  const onError = async (record: SQSRecord, event: ClusterEvent, request: ReconcileRequest, id: BackoffId, error: unknown): Promise<void> => {
+    const s = init();
+    const message = error instanceof Error ? error.message : String(error);
+    if (error instanceof TerminalError) {
+      metrics.addMetric(METRIC.terminalErrors, MetricUnit.Count, 1);
+      logger.error('reconcile failed terminally; not retrying', { error: message });
+      await s.backoff.clear(id);
+      await recorderFor(event.cluster).event(involvedObjectOf(request), 'Warning', 'ReconcileFailed', message);
+      return;
+    }
+    metrics.addMetric(METRIC.reconcileError, MetricUnit.Count, 1);
+    const { record: failure, delayMs } = await s.backoff.recordFailure(id, message, { uid: event.uid, resourceVersion: event.resourceVersion });
+    if (maxFailures > 0 && failure.failures >= maxFailures) {
+      metrics.addMetric(METRIC.thresholdExceeded, MetricUnit.Count, 1);
+      logger.error('failure threshold exceeded; giving up until the object changes', { failures: failure.failures, error: message });
+      await s.backoff.clear(id);
+      await recorderFor(event.cluster).event(
+        involvedObjectOf(request),
+        'Warning',
+        'RetryThresholdExceeded',
+        `giving up after ${failure.failures} failed attempts: ${message}`,
+      );
+      return;
+    }
+    const serverDelay = retryAfterMs(error) ?? 0;
+    logger.warn('reconcile failed; will retry', { failures: failure.failures, delayMs: Math.max(delayMs, serverDelay), error: message });
+    await wait(record, event, id, Math.max(delayMs, serverDelay), `failure ${failure.failures}: ${message}`);
+  };
+
+  return async (event: SQSEvent, context?: Context): Promise<SQSBatchResponse> => {
+    if (context) logger.addContext(context);
+    const processor = new SqsFifoPartialProcessorAsync();
+    const invocation = randomUUID();
+    logger.appendKeys({ invocation });
+    try {
+      return await processPartialResponse(event, (record: SQSRecord) => handleRecord(record, context), processor, {
+        ...(context ? { context } : {}),
+        skipGroupOnError: true,
+        throwOnFullBatchFailure: false,
+      });
+    } finally {
+      logger.removeKeys(['invocation']);
+      metrics.publishStoredMetrics();
+    }
+  };
+}
