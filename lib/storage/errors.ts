@@ -193,8 +193,12 @@ export function mapApiError(status: number, apiMessage: string, operation: strin
   }
 }
 
-/** True for failures worth retrying after a backoff: 5xx, 429 and transport errors. */
+/**
+ * True for failures worth retrying after a backoff: 5xx, 429, transport errors, and a
+ * {@link RetriesExhaustedError} over one of those (the caller may retry the whole operation later).
+ */
 export function isRetryable(err: unknown): boolean {
   if (err instanceof ServerError || err instanceof StorageTransportError) return true;
+  if (err instanceof RetriesExhaustedError) return isRetryable(err.cause);
   return err instanceof StorageApiError && err.status === 429;
 }

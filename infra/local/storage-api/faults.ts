@@ -25,13 +25,15 @@ export interface FaultRule {
   stale?: boolean;
   /** Destroy the connection without answering (a transport error for the client). */
   drop?: boolean;
+  /** Handle the request (its effects happen), then destroy the connection instead of answering. */
+  loseResponse?: boolean;
 }
 
 /** What to do with a matched request. */
 export interface FaultAction {
   latencyMs: number;
   /** `undefined`: no error, handle normally after the latency. */
-  failure?: { status: number; message: string } | 'drop';
+  failure?: { status: number; message: string } | 'drop' | 'lose-response';
 }
 
 interface ActiveRule extends FaultRule {
@@ -88,6 +90,7 @@ export class FaultInjector {
     this.#fired++;
     const latencyMs = rule.latencyMs ?? 0;
     if (rule.drop === true) return { latencyMs, failure: 'drop' };
+    if (rule.loseResponse === true) return { latencyMs, failure: 'lose-response' };
     if (rule.stale === true) return { latencyMs, failure: { status: 412, message: rule.message ?? 'stale write (injected fault)' } };
     if (rule.status !== undefined) return { latencyMs, failure: { status: rule.status, message: rule.message ?? `injected fault ${rule.status}` } };
     return { latencyMs };

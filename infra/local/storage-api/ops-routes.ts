@@ -33,6 +33,7 @@ const FaultRuleSchema = z.object({
   latencyMs: z.number().nonnegative().optional(),
   stale: z.boolean().optional(),
   drop: z.boolean().optional(),
+  loseResponse: z.boolean().optional(),
 });
 const FaultsBodySchema = z.union([z.object({ rules: z.array(FaultRuleSchema) }), FaultRuleSchema]);
 const AddNodeSchema = z.object({ name: z.string().min(1), labels: z.record(z.string(), z.string()).optional() });

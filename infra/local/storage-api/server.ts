@@ -107,6 +107,7 @@ export async function startStorageApi(options: StorageApiOptions = {}): Promise<
     const method = req.method ?? 'GET';
     const isOps = url.pathname.startsWith('/_storage/');
     const matched = (isOps ? ops : api).match(method, url.pathname);
+    let loseResponse = false;
     if (!isOps) {
       requests.count(method, matched !== undefined && matched !== 'method-not-allowed' ? matched.route.template : url.pathname);
       const fault = faults.take(method, url.pathname);
@@ -116,7 +117,8 @@ export async function startStorageApi(options: StorageApiOptions = {}): Promise<
           req.socket.destroy();
           return;
         }
-        if (fault.failure !== undefined) {
+        if (fault.failure === 'lose-response') loseResponse = true;
+        else if (fault.failure !== undefined) {
           await drain(req);
           send(res, fault.failure.status, { error: fault.failure.message });
           return;
@@ -140,9 +142,11 @@ export async function startStorageApi(options: StorageApiOptions = {}): Promise<
         body,
         ...(session === undefined ? {} : { session }),
       });
-      send(res, result.status, result.body, result.headers);
+      if (loseResponse) req.socket.destroy();
+      else send(res, result.status, result.body, result.headers);
     } catch (err) {
-      if (err instanceof ApiFailure) send(res, err.status, { error: err.message });
+      if (loseResponse) req.socket.destroy();
+      else if (err instanceof ApiFailure) send(res, err.status, { error: err.message });
       else throw err;
     }
   }

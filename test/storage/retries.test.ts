@@ -1,0 +1,119 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ConflictError, RetriesExhaustedError, ServerError, StorageTransportError, isRetryable } from '../../lib/storage/errors.ts';
+import { startStorage, type StorageFixture } from './support.ts';
+
+describe('retries: 5xx and transport errors back off, bounded per call', () => {
+  let s: StorageFixture;
+  before(async () => {
+    s = await startStorage({ nodes: ['n1'] });
+  });
+  after(() => s.stop());
+
+  test('5xx → backoff → success', async () => {
+    await s.client.listNodes(); // logged in
+    s.api.faults.add({ method: 'GET', path: '/v2/nodes', status: 503, message: 'store unavailable', times: 2 });
+    const before = s.api.requests.get('GET', '/v2/nodes');
+    const nodes = await s.client.listNodes();
+    assert.deepEqual(nodes.map((n) => n.name), ['n1']);
+    assert.equal(s.api.requests.get('GET', '/v2/nodes') - before, 3, 'two failures, then success');
+  });
+
+  test('persistent 5xx: bounded attempts, then a clear error carrying the last failure', async () => {
+    s.api.faults.add({ method: 'GET', path: '/v2/nodes', status: 500, message: 'boom', times: -1 });
+    const before = s.api.requests.get('GET', '/v2/nodes');
+    try {
+      await assert.rejects(s.client.listNodes(), (err: unknown) => {
+        assert.ok(err instanceof RetriesExhaustedError);
+        assert.equal(err.attempts, 4);
+        assert.ok(err.cause instanceof ServerError);
+        assert.equal(err.cause.status, 500);
+        assert.match(err.message, /GET \/v2\/nodes: gave up after 4 attempts: .*500 boom/);
+        assert.equal(isRetryable(err), true, 'the runtime may retry the whole reconcile');
+        return true;
+      });
+      assert.equal(s.api.requests.get('GET', '/v2/nodes') - before, 4);
+    } finally {
+      s.api.faults.clear();
+    }
+  });
+
+  test('4xx other than 401 are not retried', async () => {
+    const route = '/v2/namespaces/{namespaceID}/volumes/{id}';
+    const before = s.api.requests.get('GET', route);
+    s.api.faults.add({ method: 'GET', path: '/v2/namespaces/*/volumes/*', status: 409, message: 'volume is locked' });
+    await assert.rejects(s.client.getVolume({ namespace: 'default', id: 'whatever' }), (err: unknown) => err instanceof ConflictError);
+    assert.equal(s.api.requests.get('GET', route) - before, 1);
+    assert.equal(s.api.faults.list().length, 0);
+  });
+
+  test('a dropped connection is a transport error, retried', async () => {
+    s.api.faults.add({ method: 'GET', path: '/v2/nodes', drop: true });
+    const before = s.api.requests.get('GET', '/v2/nodes');
+    assert.equal((await s.client.listNodes()).length, 1);
+    assert.equal(s.api.requests.get('GET', '/v2/nodes') - before, 2);
+  });
+
+  test('a request slower than the timeout is a timed-out transport error', async () => {
+    const impatient = s.newClient({ timeoutMs: 100, backoff: { attempts: 1 } });
+    await impatient.listNodes();
+    s.api.faults.add({ method: 'GET', path: '/v2/nodes', latencyMs: 400 });
+    await assert.rejects(impatient.listNodes(), (err: unknown) => err instanceof StorageTransportError && err.timedOut);
+  });
+
+  test('a create whose response was lost is adopted on retry (409 → read by name): no duplicate', async () => {
+    await s.client.listNamespaces();
+    // The first POST creates the volume but the connection dies before the answer.
+    s.api.faults.add({ method: 'POST', path: '/v2/namespaces/*/volumes', loseResponse: true });
+    const posts = s.api.requests.get('POST', '/v2/namespaces/{namespaceID}/volumes');
+    const volume = await s.client.createVolume({ namespace: 'default', name: 'pvc-lost', sizeBytes: 2 ** 30 });
+    assert.equal(s.api.requests.get('POST', '/v2/namespaces/{namespaceID}/volumes') - posts, 2, 'lost answer, then 409');
+    const same = s.api.state.allVolumes().filter((v) => v.name === 'pvc-lost');
+    assert.equal(same.length, 1);
+    assert.equal(same[0].id, volume.id);
+  });
+
+  test('a create that timed out but landed later leaves exactly one volume', async () => {
+    const client = s.newClient({ timeoutMs: 150 });
+    await client.listNamespaces();
+    // The first POST is held 400 ms (past the client's timeout) and then still runs on the server.
+    s.api.faults.add({ method: 'POST', path: '/v2/namespaces/*/volumes', latencyMs: 400 });
+    const volume = await client.createVolume({ namespace: 'default', name: 'pvc-slow', sizeBytes: 2 ** 30 });
+    await new Promise((r) => setTimeout(r, 450)); // let the held request finish on the server
+    const same = s.api.state.allVolumes().filter((v) => v.name === 'pvc-slow');
+    assert.equal(same.length, 1);
+    assert.equal(same[0].id, volume.id);
+  });
+
+  test('an aborted call stops during its backoff without further attempts', async () => {
+    const patient = s.newClient({ backoff: { attempts: 10, baseDelayMs: 200, jitter: false } });
+    await patient.listNodes();
+    s.api.faults.add({ method: 'GET', path: '/v2/nodes', status: 503, times: -1 });
+    try {
+      const before = s.api.requests.get('GET', '/v2/nodes');
+      const controller = new AbortController();
+      const pending = patient.listNodes({ signal: controller.signal });
+      setTimeout(() => controller.abort(new Error('shutting down')), 50);
+      await assert.rejects(pending, /shutting down/);
+      assert.equal(s.api.requests.get('GET', '/v2/nodes') - before, 1, 'aborted in the first 200 ms backoff');
+    } finally {
+      s.api.faults.clear();
+    }
+  });
+
+  test('faults and request counts over HTTP (/_storage)', async () => {
+    const add = await fetch(`${s.api.url}/_storage/faults`, {
+      method: 'POST',
+      body: JSON.stringify({ rules: [{ method: 'GET', path: '/v2/nodes', status: 502, times: 1 }] }),
+    });
+    assert.equal(add.status, 200);
+    const listed = (await add.json()) as Array<{ path: string; remaining: number }>;
+    assert.deepEqual(listed.map((r) => [r.path, r.remaining]), [['/v2/nodes', 1]]);
+    await fetch(`${s.api.url}/_storage/requests`, { method: 'DELETE' });
+    await s.client.listNodes();
+    const counts = (await (await fetch(`${s.api.url}/_storage/requests`)).json()) as { total: number; calls: Record<string, number> };
+    assert.deepEqual(counts, { total: 2, calls: { 'GET /v2/nodes': 2 } });
+    const bad = await fetch(`${s.api.url}/_storage/faults`, { method: 'POST', body: JSON.stringify({ path: 'no-slash' }) });
+    assert.equal(bad.status, 400);
+  });
+});
