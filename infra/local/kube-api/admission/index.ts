@@ -1,0 +1,33 @@
+/**
+ * The emulator's admission chain, in upstream order: NamespaceLifecycle, DefaultStorageClass,
+ * StorageObjectInUseProtection, then Service ClusterIP allocation (upstream: inside the Service REST
+ * create, so the response carries the IP).
+ */
+import type { AdmissionPlugin } from '../types.ts';
+import { clusterIPAllocation } from './cluster-ip.ts';
+import { defaultStorageClass } from './default-storage-class.ts';
+import { namespaceLifecycle } from './namespace-lifecycle.ts';
+import { storageObjectInUseProtection } from './storage-object-in-use-protection.ts';
+
+export interface AdmissionOptions {
+  /** The service IP range, IPv4 CIDR (default 10.96.0.0/12). */
+  serviceCidr?: string;
+}
+
+/** The default service CIDR. */
+export const DEFAULT_SERVICE_CIDR = '10.96.0.0/12';
+
+/** Creates the admission plugins, in the order they run. */
+export function createAdmissionPlugins(options: AdmissionOptions = {}): AdmissionPlugin[] {
+  return [
+    namespaceLifecycle(),
+    defaultStorageClass(),
+    storageObjectInUseProtection(),
+    clusterIPAllocation(options.serviceCidr ?? DEFAULT_SERVICE_CIDR),
+  ];
+}
+
+export { ClusterIPAllocator, AllocationError, ServiceCidrError, clusterIPsOf } from './cluster-ip.ts';
+export { getDefaultClass } from './default-storage-class.ts';
+export { IMMORTAL_NAMESPACES } from './namespace-lifecycle.ts';
+export { PV_PROTECTION_FINALIZER, PVC_PROTECTION_FINALIZER } from './storage-object-in-use-protection.ts';
