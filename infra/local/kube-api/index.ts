@@ -67,6 +67,7 @@ export function kubeconfigFor(url: string): string {
     '- name: kube-api-emulator',
     '  cluster:',
     `    server: ${url}`,
+    '    insecure-skip-tls-verify: true',
     'contexts:',
     '- name: kube-api-emulator',
     '  context:',
