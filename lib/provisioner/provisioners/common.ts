@@ -1,0 +1,89 @@
+/**
+ * What both storage-backed Provisioners share: the requested size, the CSI labels, create-or-adopt
+ * (idempotent provisioning), the PV skeleton, and the mapping of storage errors to provisioning outcomes.
+ */
+import { quantityBytes } from '../../kube/quantity.ts';
+import { AlreadyExistsError, BadRequestError, LicenceError, StorageApiError } from '../../storage/errors.ts';
+import { LABELS, type CreateVolumeRequest, type Volume, type VolumeProvisioner } from '../../storage/types.ts';
+import { InfeasibleError } from '../errors.ts';
+import type { PersistentVolume, PersistentVolumeClaim } from '../objects.ts';
+import type { ProvisionContext, ProvisionOptions } from '../types.ts';
+
+/** The claim's requested storage in bytes; an absent or unusable request is infeasible. */
+export function requestedBytes(claim: PersistentVolumeClaim): { bytes: number; quantity: string } {
+  const quantity = claim.spec.resources?.requests?.storage;
+  if (quantity === undefined) throw new InfeasibleError('claim does not request storage (spec.resources.requests.storage)');
+  let bytes: bigint;
+  try {
+    bytes = quantityBytes(quantity);
+  } catch {
+    throw new InfeasibleError(`invalid storage request "${quantity}"`);
+  }
+  if (bytes <= 0n) throw new InfeasibleError(`storage request must be positive, got "${quantity}"`);
+  if (bytes > BigInt(Number.MAX_SAFE_INTEGER)) throw new InfeasibleError(`storage request "${quantity}" is too large`);
+  return { bytes: Number(bytes), quantity };
+}
+
+/** The labels the CSI external-provisioner passes (`--extra-create-metadata`): PV name, PVC name and namespace. */
+export function csiLabels(options: ProvisionOptions): Record<string, string> {
+  return {
+    [LABELS.pvName]: options.pvName,
+    [LABELS.pvcName]: options.pvc.metadata.name ?? '',
+    [LABELS.pvcNamespace]: options.pvc.metadata.namespace ?? '',
+  };
+}
+
+/** StorageClass parameters that are StorageOS volume labels (`storageos.com/replicas`, `storageos.com/nocache`, …). */
+export function storageosLabelParameters(parameters: Record<string, string> | undefined): Record<string, string> {
+  return Object.fromEntries(Object.entries(parameters ?? {}).filter(([k]) => k.startsWith(LABELS.reservedPrefix)));
+}
+
+/** The filesystem to format: `csi.storage.k8s.io/fstype` (or legacy `fsType`) parameter, `block` for Block claims, else ext4. */
+export function fsTypeFor(options: ProvisionOptions): string {
+  if (options.pvc.spec.volumeMode === 'Block') return 'block';
+  const p = options.storageClass.parameters ?? {};
+  return p['csi.storage.k8s.io/fstype'] ?? p.fsType ?? 'ext4';
+}
+
+/**
+ * Creates the volume, or adopts the one a previous attempt created (the name is the PV name, unique in
+ * the namespace). A same-named volume made for another PV is refused.
+ */
+export async function createOrAdopt(storage: VolumeProvisioner, request: CreateVolumeRequest, ctx: ProvisionContext): Promise<Volume> {
+  try {
+    return await storage.createVolume(request, { signal: ctx.signal });
+  } catch (err) {
+    if (!(err instanceof AlreadyExistsError)) throw mapStorageError(err);
+    const existing = await storage.getVolumeByName(request.namespace, request.name, { signal: ctx.signal });
+    if (!existing) throw err;
+    const owner = existing.labels[LABELS.pvName];
+    if (owner !== undefined && owner !== request.name) {
+      throw new Error(`volume ${request.namespace}/${request.name} exists and belongs to PV ${owner}`, { cause: err });
+    }
+    return existing;
+  }
+}
+
+/** 400 (bad request) and 451 (licence) will not succeed by retrying: infeasible; everything else is retried. */
+export function mapStorageError(err: unknown): Error {
+  if (err instanceof BadRequestError || err instanceof LicenceError) return new InfeasibleError(err.message, { cause: err });
+  if (err instanceof StorageApiError) return err;
+  return err instanceof Error ? err : new Error(String(err));
+}
+
+/** The PV skeleton every Provisioner returns: name, capacity, modes, policy and mount options from the class. */
+export function basePersistentVolume(options: ProvisionOptions, quantity: string): PersistentVolume {
+  const pv: PersistentVolume = {
+    apiVersion: 'v1',
+    kind: 'PersistentVolume',
+    metadata: { name: options.pvName },
+    spec: {
+      capacity: { storage: quantity },
+      accessModes: [...(options.pvc.spec.accessModes ?? ['ReadWriteOnce'])],
+      persistentVolumeReclaimPolicy: options.storageClass.reclaimPolicy ?? 'Delete',
+      volumeMode: options.pvc.spec.volumeMode ?? 'Filesystem',
+    },
+  };
+  if (options.storageClass.mountOptions?.length) pv.spec.mountOptions = [...options.storageClass.mountOptions];
+  return pv;
+}

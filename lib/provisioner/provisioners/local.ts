@@ -1,0 +1,69 @@
+/**
+ * The `local` Provisioner: a directory on the local storage control plane exposed as a `local` PV with
+ * node affinity to the node that holds it (the volume's master node). For a WaitForFirstConsumer claim
+ * the scheduler's node is the placement hint; if that node is not a storage node (or the control plane
+ * placed the volume elsewhere) the claim is rescheduled (`Reschedule`), so the scheduler picks again.
+ *
+ * @example
+ * const provisioner = new LocalProvisioner(createStorageClientFromEnv());
+ */
+import { IgnoredError } from '../errors.ts';
+import type { PersistentVolume } from '../objects.ts';
+import type { ProvisionContext, ProvisionOptions, ProvisionResult, Provisioner } from '../types.ts';
+import type { NodeLabels, VolumeProvisioner } from '../../storage/types.ts';
+import { basePersistentVolume, createOrAdopt, csiLabels, mapStorageError, requestedBytes } from './common.ts';
+
+/** Annotation on the PV recording the backing volume (`<namespace>/<id>`), used by `delete`. */
+export const annLocalVolume = 'claimflow.io/local-volume';
+/** The node label the affinity matches. */
+export const hostnameLabel = 'kubernetes.io/hostname';
+
+export class LocalProvisioner implements Provisioner {
+  #storage: VolumeProvisioner & NodeLabels;
+
+  constructor(storage: VolumeProvisioner & NodeLabels) {
+    this.#storage = storage;
+  }
+
+  async provision(ctx: ProvisionContext, options: ProvisionOptions): Promise<ProvisionResult> {
+    const { bytes, quantity } = requestedBytes(options.pvc);
+    const nodes = await this.#storage.listNodes({ signal: ctx.signal }).catch((err: unknown) => { throw mapStorageError(err); });
+    const selected = options.selectedNodeName;
+    if (selected && !nodes.some((n) => n.name === selected && n.health === 'online')) {
+      return { state: 'Reschedule', error: new Error(`node "${selected}" holds no local storage`) };
+    }
+    const namespace = options.pvc.metadata.namespace ?? 'default';
+    const volume = await createOrAdopt(this.#storage, {
+      namespace,
+      name: options.pvName,
+      sizeBytes: bytes,
+      labels: csiLabels(options),
+      ...(selected ? { nodeName: selected } : {}),
+    }, ctx);
+    const node = nodes.find((n) => n.id === volume.masterNodeID);
+    if (!node || !volume.localPath) {
+      await this.#storage.deleteVolume({ namespace, id: volume.id }, { signal: ctx.signal }).catch(() => undefined);
+      return { state: 'Finished', error: new Error(`volume ${namespace}/${options.pvName} was not placed on a node`) };
+    }
+    if (selected && node.name !== selected) {
+      await this.#storage.deleteVolume({ namespace, id: volume.id }, { signal: ctx.signal }).catch(() => undefined);
+      return { state: 'Reschedule', error: new Error(`volume was placed on "${node.name}", not on the selected node "${selected}"`) };
+    }
+    const pv = basePersistentVolume(options, quantity);
+    pv.metadata.annotations = { [annLocalVolume]: `${namespace}/${volume.id}` };
+    pv.spec.local = { path: volume.localPath };
+    pv.spec.nodeAffinity = { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: hostnameLabel, operator: 'In', values: [node.name] }] }] } };
+    return { pv, state: 'Finished' };
+  }
+
+  async delete(ctx: ProvisionContext, pv: PersistentVolume): Promise<void> {
+    const ref = pv.metadata.annotations?.[annLocalVolume];
+    if (!ref || !pv.spec.local) throw new IgnoredError(`PV ${pv.metadata.name} is not a local control plane volume`);
+    const slash = ref.indexOf('/');
+    try {
+      await this.#storage.deleteVolume({ namespace: ref.slice(0, slash), id: ref.slice(slash + 1) }, { signal: ctx.signal });
+    } catch (err) {
+      throw mapStorageError(err);
+    }
+  }
+}
