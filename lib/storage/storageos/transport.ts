@@ -59,7 +59,8 @@ export interface ApiResponse {
 export function normalizeEndpoint(endpoint: string): string {
   const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(endpoint) ? endpoint : `http://${endpoint}`;
   const url = new URL(withScheme);
-  if (url.port === '' && !/:\d+$/.test(url.host)) url.port = String(DEFAULT_API_PORT);
+  const explicitPort = /^[a-z][a-z0-9+.-]*:\/\/(?:[^@/]*@)?(?:\[[^\]]*\]|[^:/?#]*):\d+/i.test(withScheme);
+  if (!explicitPort) url.port = String(DEFAULT_API_PORT);
   return url.toString().replace(/\/+$/, '');
 }
 
