@@ -168,8 +168,11 @@ export interface Store {
   get(ref: ObjectRef): KubeObject | undefined;
   list(resource: string, namespace?: string): KubeObject[];
   create(resource: string, obj: KubeObject): KubeObject;
-  /** A PUT: optimistic concurrency on metadata.resourceVersion when present. */
-  update(resource: string, obj: KubeObject, subresource?: 'status'): KubeObject;
+  /**
+   * A PUT: optimistic concurrency on metadata.resourceVersion when present. `finalize` is the Namespace
+   * subresource that alone may change `spec.finalizers` (used by the namespace controller).
+   */
+  update(resource: string, obj: KubeObject, subresource?: 'status' | 'finalize'): KubeObject;
   delete(ref: ObjectRef, options?: DeleteOptions): { object: KubeObject; deleted: boolean };
   /** Subscribe to every change after the current revision; returns the unsubscribe function. */
   subscribe(listener: (event: StoreEvent) => void): () => void;
