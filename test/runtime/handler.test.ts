@@ -1,0 +1,225 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { createSqsHandler } from '../../lib/runtime/handler.ts';
+import { TerminalError, type Controller, type ReconcileRequest, type ReconcileResult } from '../../lib/runtime/reconcile.ts';
+import { MemoryEventRecorder } from '../../lib/kube/recorder.ts';
+import { BackoffStore, type BackoffRecord } from '../../lib/state/backoff.ts';
+import { CapturedMetrics, clusterEvent, handBuiltRecord, silentLogger, startRuntimeFixture, type RuntimeFixture } from './harness.ts';
+
+const KINDS = ['PersistentVolumeClaim', 'PersistentVolume'] as const;
+
+/** A controller whose reconcile runs `behaviour` and records the keys it saw, in order. */
+function testController(name: string, behaviour: (request: ReconcileRequest, call: number) => Promise<ReconcileResult>) {
+  const seen: string[] = [];
+  const controller: Controller = {
+    name,
+    kinds: KINDS,
+    async reconcile(request) {
+      seen.push(`${request.key}@${request.event.resourceVersion}`);
+      return behaviour(request, seen.length);
+    },
+  };
+  return { controller, seen };
+}
+
+describe('createSqsHandler against dynalite and fauxqs', () => {
+  let fx: RuntimeFixture;
+  let backoff: BackoffStore;
+  before(async () => {
+    fx = await startRuntimeFixture({ maxReceiveCount: 10 });
+    backoff = new BackoffStore({ doc: fx.db.doc, table: fx.db.tables.control });
+    await fx.markSynced('c1', KINDS);
+  });
+  after(() => fx.stop());
+
+  const handlerFor = (controller: Controller, extra: Record<string, unknown> = {}) => {
+    const metrics = new CapturedMetrics();
+    const recorder = new MemoryEventRecorder();
+    const handler = createSqsHandler(controller, {
+      doc: fx.db.doc,
+      tables: fx.db.tables,
+      sqs: fx.sqs,
+      queueUrl: fx.queue.url,
+      dlqUrl: fx.dlq.url,
+      maxReceiveCount: 10,
+      logger: silentLogger(),
+      metrics,
+      recorderFor: () => recorder,
+      ...extra,
+    });
+    return { handler, metrics, recorder };
+  };
+
+  test('fails three times, then succeeds: three backoff records with growing delays, then a cleared record', async () => {
+    const { controller, seen } = testController('flaky', async (_request, call) => {
+      if (call <= 3) throw new Error(`transient ${call}`);
+    });
+    const { handler, metrics } = handlerFor(controller);
+    const id = { controller: 'flaky', cluster: 'c1', kind: 'PersistentVolumeClaim', key: 'ns/flaky' };
+    await fx.send([clusterEvent({ kind: 'PersistentVolumeClaim', key: 'ns/flaky' })]);
+    const records: BackoffRecord[] = [];
+    for (let attempt = 1; attempt <= 4; attempt++) {
+      // The visibility the runtime set (1 s: the delay rounded up) hides the message until it is due.
+      const batch = await fx.receive(5, 1);
+      assert.equal(batch.Records.length, 1, `delivery ${attempt}`);
+      assert.equal(batch.Records[0].attributes.ApproximateReceiveCount, String(attempt));
+      const response = await handler(batch);
+      if (attempt <= 3) {
+        assert.deepEqual(response.batchItemFailures, [{ itemIdentifier: batch.Records[0].messageId }]);
+        const record = await backoff.get(id);
+        assert.ok(record);
+        assert.equal(record.failures, attempt);
+        assert.equal(record.lastError, `transient ${attempt}`);
+        records.push(record);
+        const inflight = fx.sqsServer.inspectQueue(fx.queue.url.split('/').pop()!)?.messages.inflight ?? [];
+        assert.equal(inflight.length, 1, 'the message stays in flight while it waits');
+      } else {
+        assert.deepEqual(response.batchItemFailures, []);
+      }
+    }
+    const delays = records.map((r) => r.nextAttemptAt - r.updatedAt);
+    assert.deepEqual(delays, [5, 10, 20], 'client-go defaults: 5 ms doubling');
+    assert.equal(await backoff.get(id), undefined, 'success forgets the key');
+    assert.equal(seen.length, 4);
+    assert.equal(metrics.total('ReconcileError'), 3);
+    assert.equal(metrics.total('ReconcileSuccess'), 1);
+  });
+
+  test('always fails: stops at maxFailures with a Warning event and a ThresholdExceeded metric', async () => {
+    const { controller, seen } = testController('doomed', async () => {
+      throw new Error('storage backend says no');
+    });
+    const { handler, metrics, recorder } = handlerFor(controller, { maxFailures: 3 });
+    const batch = { Records: [handBuiltRecord('d1', JSON.stringify(clusterEvent({ kind: 'PersistentVolumeClaim', key: 'ns/doomed' })), 'g-doomed')] };
+    assert.equal((await handler(batch)).batchItemFailures.length, 1);
+    assert.equal((await handler(batch)).batchItemFailures.length, 1);
+    assert.deepEqual((await handler(batch)).batchItemFailures, [], 'the third failure reaches the threshold: stop retrying');
+    assert.equal(seen.length, 3);
+    assert.equal(metrics.total('ThresholdExceeded'), 1);
+    assert.equal(recorder.events.length, 1);
+    const [event] = recorder.events;
+    assert.equal(event.type, 'Warning');
+    assert.equal(event.reason, 'RetryThresholdExceeded');
+    assert.match(event.message, /giving up after 3 failed attempts: storage backend says no/);
+    assert.equal(event.object.kind, 'PersistentVolumeClaim');
+    assert.deepEqual(event.object.metadata, { name: 'doomed', namespace: 'ns', uid: 'uid-ns/doomed' });
+    assert.equal(await backoff.get({ controller: 'doomed', cluster: 'c1', kind: 'PersistentVolumeClaim', key: 'ns/doomed' }), undefined);
+  });
+
+  test('a malformed message goes to the DLQ with its reason; the batch’s other records still succeed', async () => {
+    const { controller, seen } = testController('poison', async () => undefined);
+    const { handler, metrics } = handlerFor(controller);
+    await fx.send([clusterEvent({ kind: 'PersistentVolume', key: 'pv-before' })]);
+    await fx.sqs.send(
+      new (await import('@aws-sdk/client-sqs')).SendMessageCommand({
+        QueueUrl: fx.queue.url,
+        MessageBody: JSON.stringify({ v: 1, cluster: 'c1', kind: 'Pod', key: 'x' }),
+        MessageGroupId: 'junk',
+        MessageDeduplicationId: 'junk-1',
+      }),
+    );
+    await fx.send([clusterEvent({ kind: 'PersistentVolume', key: 'pv-after' })]);
+    const batch = await fx.receive(1);
+    assert.equal(batch.Records.length, 3, 'three groups: one receive hands out all three');
+    const response = await handler(batch);
+    assert.deepEqual(response.batchItemFailures, []);
+    assert.deepEqual(seen.sort(), ['pv-after@10', 'pv-before@10']);
+    assert.equal(metrics.total('PoisonMessages'), 1);
+    const dead = await fx.sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: fx.dlq.url, MaxNumberOfMessages: 10, MessageAttributeNames: ['All'] }),
+    );
+    assert.equal(dead.Messages?.length, 1);
+    assert.equal(dead.Messages?.[0].Body, JSON.stringify({ v: 1, cluster: 'c1', kind: 'Pod', key: 'x' }));
+    const reason = dead.Messages?.[0].MessageAttributes?.poisonReason?.StringValue ?? '';
+    assert.match(reason, /kind/, `the reason names the bad field: ${reason}`);
+    assert.match(reason, /uid|resourceVersion|observedAt|type/);
+    // Not JSON at all is poison too.
+    const notJson = await handler({ Records: [handBuiltRecord('nj', '{not json', 'junk-2')] });
+    assert.deepEqual(notJson.batchItemFailures, []);
+    assert.equal(metrics.total('PoisonMessages'), 2);
+  });
+
+  test('FIFO: a failure in group A skips A’s later records but not B’s', async () => {
+    const { controller, seen } = testController('fifo', async (request) => {
+      if (request.key === 'ns/a' && request.event.resourceVersion === '1') throw new Error('A1 fails');
+    });
+    const { handler } = handlerFor(controller, { queueUrl: undefined });
+    const rec = (id: string, key: string, rv: string) =>
+      handBuiltRecord(id, JSON.stringify(clusterEvent({ kind: 'PersistentVolumeClaim', key, resourceVersion: rv })), `g-${key}`);
+    const response = await handler({ Records: [rec('A1', 'ns/a', '1'), rec('B1', 'ns/b', '1'), rec('A2', 'ns/a', '2'), rec('B2', 'ns/b', '2')] });
+    assert.deepEqual(response.batchItemFailures.map((f) => f.itemIdentifier), ['A1', 'A2']);
+    assert.deepEqual(seen, ['ns/a@1', 'ns/b@1', 'ns/b@2'], 'A2 never ran; B ran in order');
+  });
+
+  test('FIFO: every record failing is a partial response, not a thrown error', async () => {
+    const { controller } = testController('allfail', async () => {
+      throw new Error('down');
+    });
+    const { handler } = handlerFor(controller);
+    const rec = (id: string, key: string) => handBuiltRecord(id, JSON.stringify(clusterEvent({ kind: 'PersistentVolume', key })), `g-${key}`);
+    const response = await handler({ Records: [rec('X1', 'x'), rec('Y1', 'y')] });
+    assert.deepEqual(response.batchItemFailures.map((f) => f.itemIdentifier), ['X1', 'Y1']);
+  });
+
+  test('nothing runs before the initial LIST of every kind is complete', async () => {
+    const { controller, seen } = testController('gated', async () => undefined);
+    const { handler, metrics } = handlerFor(controller);
+    const event = clusterEvent({ cluster: 'c2', kind: 'PersistentVolumeClaim', key: 'ns/early' });
+    const batch = { Records: [handBuiltRecord('g1', JSON.stringify(event), 'g-early')] };
+    assert.equal((await handler(batch)).batchItemFailures.length, 1, 'no sync marker: waits');
+    await fx.sync.markListComplete('c2', 'PersistentVolumeClaim', '5');
+    assert.equal((await handler(batch)).batchItemFailures.length, 1, 'PVs are not listed yet: still waits');
+    assert.deepEqual(seen, []);
+    assert.equal(metrics.total('CacheNotSynced'), 2);
+    await fx.sync.markListComplete('c2', 'PersistentVolume', '5');
+    assert.deepEqual((await handler(batch)).batchItemFailures, []);
+    assert.deepEqual(seen, ['ns/early@10']);
+  });
+
+  test('TerminalError: no retry, a Warning event and a metric', async () => {
+    const { controller, seen } = testController('terminal', async () => {
+      throw new TerminalError('spec.storageClassName is invalid');
+    });
+    const { handler, metrics, recorder } = handlerFor(controller);
+    const batch = { Records: [handBuiltRecord('t1', JSON.stringify(clusterEvent({ kind: 'PersistentVolumeClaim', key: 'ns/bad' })), 'g-bad')] };
+    assert.deepEqual((await handler(batch)).batchItemFailures, []);
+    assert.equal(seen.length, 1);
+    assert.equal(metrics.total('TerminalErrors'), 1);
+    assert.deepEqual(recorder.events.map((e) => [e.type, e.reason, e.message]), [['Warning', 'ReconcileFailed', 'spec.storageClassName is invalid']]);
+    assert.equal(await backoff.get({ controller: 'terminal', cluster: 'c1', kind: 'PersistentVolumeClaim', key: 'ns/bad' }), undefined);
+  });
+
+  test('requeueAfter and failures near maxReceiveCount park the key instead of risking the DLQ', async () => {
+    const { controller } = testController('parker', async () => ({ requeueAfterMs: 30_000 }));
+    const { handler, metrics } = handlerFor(controller, { maxReceiveCount: 3 });
+    const event = clusterEvent({ kind: 'PersistentVolumeClaim', key: 'ns/wait', uid: 'u-wait', resourceVersion: '42' });
+    const record = handBuiltRecord('p1', JSON.stringify(event), 'g-wait');
+    record.attributes.ApproximateReceiveCount = '2';
+    const started = Date.now();
+    assert.deepEqual((await handler({ Records: [record] })).batchItemFailures, [], 'parked: the message is deleted');
+    const parked = await backoff.get({ controller: 'parker', cluster: 'c1', kind: 'PersistentVolumeClaim', key: 'ns/wait' });
+    assert.ok(parked?.dueAt && parked.dueAt >= started + 30_000);
+    assert.equal(parked.failures, 0);
+    assert.equal(parked.uid, 'u-wait');
+    assert.equal(parked.resourceVersion, '42');
+    assert.equal(metrics.total('Requeue'), 1);
+    assert.equal(metrics.total('Parked'), 1);
+    assert.ok((await backoff.listDue(parked.dueAt)).some((r) => r.pk === parked.pk));
+  });
+
+  test('backoff gate: an early REQUEUE waits without reconciling; a fresh watch event goes through', async () => {
+    const { controller, seen } = testController('gate', async () => undefined);
+    const { handler } = handlerFor(controller);
+    const id = { controller: 'gate', cluster: 'c1', kind: 'PersistentVolumeClaim', key: 'ns/gated' };
+    for (let i = 0; i < 14; i++) await backoff.recordFailure(id, 'earlier'); // 5 ms · 2^13 ≈ 41 s ahead
+    const requeue = handBuiltRecord('r1', JSON.stringify(clusterEvent({ kind: 'PersistentVolumeClaim', key: 'ns/gated', type: 'REQUEUE', controller: 'gate' })), 'g-gated');
+    assert.equal((await handler({ Records: [requeue] })).batchItemFailures.length, 1);
+    assert.deepEqual(seen, []);
+    assert.equal((await backoff.get(id))?.failures, 14, 'waiting is not a failure');
+    const fresh = handBuiltRecord('m1', JSON.stringify(clusterEvent({ kind: 'PersistentVolumeClaim', key: 'ns/gated', resourceVersion: '11' })), 'g-gated');
+    assert.deepEqual((await handler({ Records: [fresh] })).batchItemFailures, []);
+    assert.deepEqual(seen, ['ns/gated@11']);
+    assert.equal(await backoff.get(id), undefined);
+  });
+});

@@ -1,0 +1,161 @@
+/**
+ * Shared fixtures for the runtime tests: dynalite + fauxqs, a FIFO queue with its DLQ, real deliveries
+ * turned into Lambda SQS records, and a Metrics that keeps what it would publish.
+ */
+import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import { ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { startFauxqs, type FauxqsServer } from 'fauxqs';
+import { messageDeduplicationId, messageGroupId, MESSAGE_VERSION, type ClusterEvent, type WatchedKind } from '../../lib/runtime/message.ts';
+import { METRICS_NAMESPACE } from '../../lib/runtime/observability.ts';
+import { SyncMarkers } from '../../lib/state/sync.ts';
+import { LOCAL_CREDENTIALS, LOCAL_REGION, startDynalite, type Dynalite } from '../support/dynalite.ts';
+
+/** Metrics that keep each EMF blob instead of printing it. */
+export class CapturedMetrics extends Metrics {
+  readonly blobs: Array<Record<string, unknown>> = [];
+  constructor() {
+    super({ namespace: METRICS_NAMESPACE, serviceName: 'claimflow', defaultDimensions: { controller: 'test' } });
+  }
+  override publishStoredMetrics(): this {
+    const blob = this.serializeMetrics() as unknown as Record<string, unknown>;
+    const names = ((blob._aws as { CloudWatchMetrics: Array<{ Metrics: Array<{ Name: string }> }> }).CloudWatchMetrics[0]?.Metrics ?? []).map((m) => m.Name);
+    if (names.length) this.blobs.push(blob);
+    this.clearMetrics();
+    return this;
+  }
+  /** Sum of a metric's values over everything published so far. */
+  total(name: string): number {
+    let sum = 0;
+    for (const blob of this.blobs) {
+      const value = blob[name];
+      if (Array.isArray(value)) sum += value.reduce((a: number, b: number) => a + b, 0);
+      else if (typeof value === 'number') sum += value;
+    }
+    return sum;
+  }
+}
+
+export const silentLogger = (): Logger => new Logger({ serviceName: 'claimflow-test', logLevel: 'SILENT' });
+
+export interface RuntimeFixture {
+  db: Dynalite;
+  sqsServer: FauxqsServer;
+  sqs: SQSClient;
+  queue: { url: string; arn: string };
+  dlq: { url: string; arn: string; name: string };
+  sync: SyncMarkers;
+  /** Marks the initial LIST of `kinds` complete for `cluster`. */
+  markSynced(cluster: string, kinds: readonly WatchedKind[]): Promise<void>;
+  /** Sends events to the queue. */
+  send(events: ClusterEvent[]): Promise<void>;
+  /** Receives what is visible now (waiting up to `waitS`), as a Lambda SQS event. */
+  receive(waitS?: number, max?: number): Promise<SQSEvent>;
+  stop(): Promise<void>;
+}
+
+let queueCounter = 0;
+
+export async function startRuntimeFixture(options: { maxReceiveCount?: number } = {}): Promise<RuntimeFixture> {
+  const db = await startDynalite();
+  const sqsServer = await startFauxqs({ port: 0, logger: false, host: '127.0.0.1' });
+  const sqs = new SQSClient({ endpoint: `http://127.0.0.1:${sqsServer.port}`, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  const n = ++queueCounter;
+  const dlqName = `test-dlq-${n}.fifo`;
+  const dlq = sqsServer.createQueue(dlqName, { attributes: { FifoQueue: 'true' } });
+  const queue = sqsServer.createQueue(`test-queue-${n}.fifo`, {
+    attributes: {
+      FifoQueue: 'true',
+      VisibilityTimeout: '30',
+      RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlq.queueArn, maxReceiveCount: options.maxReceiveCount ?? 10 }),
+    },
+  });
+  const sync = new SyncMarkers(db.doc, db.tables.control);
+  return {
+    db,
+    sqsServer,
+    sqs,
+    queue: { url: queue.queueUrl, arn: queue.queueArn },
+    dlq: { url: dlq.queueUrl, arn: dlq.queueArn, name: dlqName },
+    sync,
+    async markSynced(cluster, kinds) {
+      for (const kind of kinds) await sync.markListComplete(cluster, kind, '1');
+    },
+    async send(events) {
+      for (const event of events) {
+        await sqs.send(
+          new SendMessageCommand({
+            QueueUrl: queue.queueUrl,
+            MessageBody: JSON.stringify(event),
+            MessageGroupId: messageGroupId(event.cluster, event.kind, event.key),
+            MessageDeduplicationId: messageDeduplicationId(event, String(Math.random())),
+          }),
+        );
+      }
+    },
+    async receive(waitS = 0, max = 10) {
+      const out = await sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: queue.queueUrl,
+          MaxNumberOfMessages: max,
+          WaitTimeSeconds: waitS,
+          MessageSystemAttributeNames: ['All'],
+        }),
+      );
+      return { Records: (out.Messages ?? []).map((m) => toRecord(m, queue.queueArn)) };
+    },
+    async stop() {
+      sqs.destroy();
+      await sqsServer.stop();
+      await db.stop();
+    },
+  };
+}
+
+function toRecord(
+  m: { MessageId?: string; ReceiptHandle?: string; Body?: string; Attributes?: Record<string, string>; MD5OfBody?: string },
+  arn: string,
+): SQSRecord {
+  const a = m.Attributes ?? {};
+  return {
+    messageId: m.MessageId ?? '',
+    receiptHandle: m.ReceiptHandle ?? '',
+    body: m.Body ?? '',
+    attributes: {
+      ApproximateReceiveCount: a.ApproximateReceiveCount ?? '1',
+      SentTimestamp: a.SentTimestamp ?? String(Date.now()),
+      SenderId: a.SenderId ?? 'local',
+      ApproximateFirstReceiveTimestamp: a.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
+      ...(a.MessageGroupId ? { MessageGroupId: a.MessageGroupId } : {}),
+      ...(a.MessageDeduplicationId ? { MessageDeduplicationId: a.MessageDeduplicationId } : {}),
+      ...(a.SequenceNumber ? { SequenceNumber: a.SequenceNumber } : {}),
+    },
+    messageAttributes: {},
+    md5OfBody: m.MD5OfBody ?? '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: arn,
+    awsRegion: LOCAL_REGION,
+  };
+}
+
+/** A hand-built record (for multi-record FIFO batches fauxqs would not hand out at once). */
+export function handBuiltRecord(id: string, body: string, groupId: string, arn = 'arn:aws:sqs:us-east-1:000000000000:hand.fifo'): SQSRecord {
+  return toRecord(
+    { MessageId: id, ReceiptHandle: `hand-${id}`, Body: body, Attributes: { MessageGroupId: groupId, ApproximateReceiveCount: '1' } },
+    arn,
+  );
+}
+
+/** A cluster event for tests. */
+export function clusterEvent(partial: Partial<ClusterEvent> & Pick<ClusterEvent, 'kind' | 'key'>): ClusterEvent {
+  return {
+    v: MESSAGE_VERSION,
+    cluster: 'c1',
+    type: 'MODIFIED',
+    uid: `uid-${partial.key}`,
+    resourceVersion: '10',
+    observedAt: new Date().toISOString(),
+    ...partial,
+  };
+}
