@@ -1,0 +1,246 @@
+/**
+ * The CloudFormation template osls compiles from serverless.yml, with no AWS credentials and no
+ * network: queues and DLQs, FIFO everywhere, filter policies, one least-privilege role per function,
+ * event source mappings, schedules, tables exactly as lib/state/tables.ts creates them, encryption.
+ * And `npm run package` end to end: each function's zip holds only its own bundle.
+ */
+import { before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { PROJECT_ROOT } from '../../infra/build/bundle.ts';
+import { readFunctionSpecs } from '../../infra/build/functions.ts';
+import { compileTemplate, type CfnResource, type CfnTemplate } from '../../infra/local/stack/template.ts';
+import { referencedId } from '../../infra/local/stack/wiring.ts';
+import { ENV } from '../../lib/runtime/reconcile.ts';
+import { cacheTableDefinition, controlTableDefinition } from '../../lib/state/tables.ts';
+
+const execFileAsync = promisify(execFile);
+let template: CfnTemplate;
+let R: Record<string, CfnResource>;
+
+before(async () => {
+  template = await compileTemplate({ stage: 'dev', region: 'eu-west-1' });
+  R = template.Resources;
+});
+
+const ofType = (type: string): [string, CfnResource][] => Object.entries(R).filter(([, r]) => r.Type === type);
+const queues = (): [string, CfnResource][] => ofType('AWS::SQS::Queue');
+const dlqIds = (): Set<string> => new Set(queues().flatMap(([, q]) => (q.Properties?.RedrivePolicy ? [referencedId(q.Properties.RedrivePolicy.deadLetterTargetArn)] : [])));
+
+const FILTERS: Record<string, string[]> = {
+  BinderQueue: ['PersistentVolume', 'PersistentVolumeClaim', 'StorageClass'],
+  ProvisionerQueue: ['PersistentVolumeClaim', 'PersistentVolume', 'StorageClass'],
+  SharedVolumeQueue: ['VolumeAttachment', 'PersistentVolumeClaim', 'Service', 'Endpoints'],
+  LabelSyncQueue: ['Node'],
+};
+
+describe('serverless.yml → CloudFormation', () => {
+  it('has one FIFO queue and one FIFO DLQ per controller, each queue with a redrive policy', () => {
+    const dlqs = dlqIds();
+    const controllerQueues = queues().filter(([id]) => !dlqs.has(id));
+    assert.deepEqual(controllerQueues.map(([id]) => id).sort(), Object.keys(FILTERS).sort());
+    assert.equal(dlqs.size, controllerQueues.length, 'every controller queue has its own DLQ');
+    for (const [id, q] of controllerQueues) {
+      const rp = q.Properties!.RedrivePolicy;
+      assert.ok(rp, `${id} has a RedrivePolicy`);
+      assert.equal(R[referencedId(rp.deadLetterTargetArn)].Type, 'AWS::SQS::Queue');
+      assert.ok(Number(rp.maxReceiveCount) >= 1, `${id} maxReceiveCount`);
+    }
+    for (const [id, q] of queues()) {
+      assert.equal(q.Properties!.FifoQueue, true, `${id} is FIFO`);
+      assert.match(q.Properties!.QueueName, /\.fifo$/);
+      assert.equal(q.Properties!.SqsManagedSseEnabled, true, `${id} is encrypted`);
+    }
+  });
+
+  it('has a FIFO, encrypted cluster-events topic and subscriptions with raw delivery and kind filters', () => {
+    const topics = ofType('AWS::SNS::Topic');
+    assert.equal(topics.length, 1);
+    const [topicId, topic] = topics[0];
+    assert.equal(topic.Properties!.FifoTopic, true);
+    assert.match(topic.Properties!.TopicName, /-cluster-events\.fifo$/);
+    assert.equal(topic.Properties!.KmsMasterKeyId, 'alias/aws/sns');
+    const subs = ofType('AWS::SNS::Subscription').map(([, s]) => s.Properties!);
+    assert.equal(subs.length, Object.keys(FILTERS).length);
+    for (const s of subs) {
+      const queue = referencedId(s.Endpoint);
+      assert.equal(referencedId(s.TopicArn), topicId);
+      assert.equal(s.Protocol, 'sqs');
+      assert.equal(s.RawMessageDelivery, true);
+      assert.equal(s.FilterPolicyScope, 'MessageAttributes');
+      assert.deepEqual(s.FilterPolicy, { kind: FILTERS[queue] }, `${queue} filter`);
+    }
+  });
+
+  it('admits only the topic to the controller queues', () => {
+    const policies = ofType('AWS::SQS::QueuePolicy').map(([, p]) => p.Properties!);
+    const covered = policies.flatMap((p) => p.Queues.map(referencedId));
+    assert.deepEqual(covered.sort(), Object.keys(FILTERS).sort());
+    for (const p of policies) {
+      for (const st of p.PolicyDocument.Statement) {
+        assert.deepEqual(st.Principal, { Service: 'sns.amazonaws.com' });
+        assert.equal(st.Action, 'sqs:SendMessage');
+        assert.equal(referencedId(st.Condition.ArnEquals['aws:SourceArn']), ofType('AWS::SNS::Topic')[0][0]);
+      }
+    }
+  });
+
+  it('gives every function its own role with least privilege (no * resource in a data-plane statement)', () => {
+    const fns = ofType('AWS::Lambda::Function');
+    assert.deepEqual(fns.map(([id]) => id).sort(), ['BinderLambdaFunction', 'ProvisionerLambdaFunction', 'ResyncLambdaFunction']);
+    assert.equal(R.IamRoleLambdaExecution, undefined, 'no shared default role');
+    const roles = fns.map(([, f]) => referencedId(f.Properties!.Role));
+    assert.equal(new Set(roles).size, fns.length, 'one role per function');
+    for (const [id, role] of ofType('AWS::IAM::Role')) {
+      const statements = role.Properties!.Policies.flatMap((p: any) => p.PolicyDocument.Statement);
+      for (const st of statements) {
+        const actions: string[] = [st.Action].flat();
+        const resources: unknown[] = [st.Resource].flat();
+        for (const r of resources) assert.notEqual(r, '*', `${id} ${st.Sid}: * resource`);
+        if (actions.some((a) => /^(sqs|sns|dynamodb):/.test(a))) {
+          for (const r of resources) {
+            // data plane: only resources of this template (Ref/GetAtt, or Sub on a GetAtt like an index ARN)
+            const ref = typeof r === 'object' && r && 'Fn::Sub' in r ? /\$\{(\w+)\.Arn\}/.exec(String((r as any)['Fn::Sub']))?.[1] : referencedId(r);
+            assert.ok(ref && R[ref], `${id} ${st.Sid}: ${JSON.stringify(r)} is a resource of this template`);
+          }
+        }
+        if (actions.some((a) => a.startsWith('logs:'))) {
+          for (const r of resources) assert.match(String((r as any)['Fn::Sub']), /log-group:\/aws\/lambda\/claimflow-dev-\w+:\*$/);
+        }
+      }
+    }
+    for (const [fnId, f] of fns) {
+      const name = String(f.Properties!.FunctionName).replace('claimflow-dev-', '');
+      const role = R[referencedId(f.Properties!.Role)];
+      const logs = role.Properties!.Policies[0].PolicyDocument.Statement.find((s: any) => s.Sid === 'Logs');
+      assert.ok(String(logs.Resource['Fn::Sub']).includes(`/aws/lambda/claimflow-dev-${name}:*`), `${fnId} logs only to its own group`);
+      assert.deepEqual(role.Properties!.AssumeRolePolicyDocument.Statement[0].Principal, { Service: 'lambda.amazonaws.com' });
+    }
+  });
+
+  it('runs on nodejs24.x arm64 and sets the shared environment names', () => {
+    for (const [id, f] of ofType('AWS::Lambda::Function')) {
+      const p = f.Properties!;
+      assert.equal(p.Runtime, 'nodejs24.x');
+      assert.deepEqual(p.Architectures, ['arm64']);
+      assert.match(p.Handler, /^\.build\/\w+\/index\.handler$/);
+      const vars = p.Environment.Variables;
+      for (const name of [ENV.clusterId, ENV.cacheTable, ENV.controlTable, ENV.topicArn, ENV.clusters, ENV.storageApiUrl, ...Object.values(ENV.queueUrl)]) {
+        assert.ok(name in vars, `${id} sets ${name}`);
+      }
+      assert.equal(referencedId(vars.CACHE_TABLE), 'CacheTable');
+      assert.equal(referencedId(vars.CONTROL_TABLE), 'ControlTable');
+      assert.equal(referencedId(vars.BINDER_QUEUE_URL), 'BinderQueue');
+    }
+    assert.equal(referencedId(R.BinderLambdaFunction.Properties!.Environment.Variables[ENV.dlqUrl]), 'BinderDlq');
+    assert.equal(referencedId(R.ProvisionerLambdaFunction.Properties!.Environment.Variables[ENV.dlqUrl]), 'ProvisionerDlq');
+  });
+
+  it('maps each SQS function to its queue with ReportBatchItemFailures, batch size ≤ 10 and visibility ≥ 6 × timeout', () => {
+    const mappings = ofType('AWS::Lambda::EventSourceMapping').map(([, m]) => m.Properties!);
+    assert.deepEqual(mappings.map((m) => referencedId(m.EventSourceArn)).sort(), ['BinderQueue', 'ProvisionerQueue']);
+    for (const m of mappings) {
+      const queue = R[referencedId(m.EventSourceArn)].Properties!;
+      const fn = R[referencedId(m.FunctionName)].Properties!;
+      assert.deepEqual(m.FunctionResponseTypes, ['ReportBatchItemFailures']);
+      assert.ok(m.BatchSize >= 1 && m.BatchSize <= 10, `batch size ${m.BatchSize}`);
+      assert.ok(queue.VisibilityTimeout >= 6 * fn.Timeout, `${queue.QueueName}: ${queue.VisibilityTimeout} ≥ 6 × ${fn.Timeout}`);
+    }
+  });
+
+  it('schedules the resync every minute', () => {
+    const rules = ofType('AWS::Events::Rule').map(([, r]) => r.Properties!);
+    const resync = rules.filter((r) => referencedId(r.Targets[0].Arn) === 'ResyncLambdaFunction');
+    assert.equal(resync.length, 1);
+    assert.equal(resync[0].ScheduleExpression, 'rate(1 minute)');
+    assert.equal(resync[0].State, 'ENABLED');
+  });
+
+  it('declares the tables exactly as lib/state/tables.ts creates them, with TTL, SSE and PITR', () => {
+    const norm = (def: any) => ({
+      AttributeDefinitions: [...def.AttributeDefinitions].sort((a: any, b: any) => a.AttributeName.localeCompare(b.AttributeName)),
+      KeySchema: def.KeySchema,
+      GlobalSecondaryIndexes: [...(def.GlobalSecondaryIndexes ?? [])]
+        .map((g: any) => ({ IndexName: g.IndexName, KeySchema: g.KeySchema, Projection: { ProjectionType: g.Projection.ProjectionType } }))
+        .sort((a, b) => a.IndexName.localeCompare(b.IndexName)),
+    });
+    for (const [id, expected] of [
+      ['CacheTable', cacheTableDefinition('x')],
+      ['ControlTable', controlTableDefinition('x')],
+    ] as const) {
+      const p = R[id].Properties!;
+      assert.deepEqual(norm(p), norm(expected), `${id} matches tables.ts`);
+      assert.equal(p.BillingMode, 'PAY_PER_REQUEST');
+      assert.deepEqual(p.TimeToLiveSpecification, { AttributeName: 'expiresAt', Enabled: true });
+      assert.deepEqual(p.SSESpecification, { SSEEnabled: true });
+      assert.deepEqual(p.PointInTimeRecoverySpecification, { PointInTimeRecoveryEnabled: true });
+    }
+    assert.deepEqual(
+      R.CacheTable.Properties!.GlobalSecondaryIndexes.map((g: any) => g.IndexName).sort(),
+      ['byClaimRef', 'byPendingClaim', 'byVolumeMatch'],
+    );
+    assert.deepEqual(
+      R.ControlTable.Properties!.GlobalSecondaryIndexes.map((g: any) => g.IndexName),
+      ['byDue'],
+    );
+  });
+
+  it('declares the forwarder role allowed to publish to the topic and outputs the topic ARN', () => {
+    const statements = R.ForwarderRole.Properties!.Policies[0].PolicyDocument.Statement;
+    const publish = statements.find((s: any) => [s.Action].flat().includes('sns:Publish'));
+    assert.equal(referencedId(publish.Resource), 'ClusterEventsTopic');
+    const sync = statements.find((s: any) => s.Sid === 'SyncRecords');
+    assert.deepEqual(sync.Condition['ForAllValues:StringLike']['dynamodb:LeadingKeys'], ['sync#*']);
+    assert.equal(referencedId((template.Outputs as any).ClusterEventsTopicArn.Value), 'ClusterEventsTopic');
+  });
+});
+
+/** Names of the entries of a zip file (central directory). */
+function zipEntries(zip: Buffer): string[] {
+  const eocd = zip.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
+  const count = zip.readUInt16LE(eocd + 10);
+  let at = zip.readUInt32LE(eocd + 16);
+  const names: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const nameLength = zip.readUInt16LE(at + 28);
+    const extra = zip.readUInt16LE(at + 30);
+    const comment = zip.readUInt16LE(at + 32);
+    names.push(zip.toString('utf8', at + 46, at + 46 + nameLength));
+    at += 46 + nameLength + extra + comment;
+  }
+  return names;
+}
+
+describe('npm run package', () => {
+  it('bundles every function and packages it alone, offline and without credentials', async (t) => {
+    const specs = await readFunctionSpecs(PROJECT_ROOT);
+    const missing = specs.filter((s) => !existsSync(join(PROJECT_ROOT, s.entry)));
+    if (missing.length > 0) {
+      t.skip(`function entries not written yet: ${missing.map((s) => s.entry).join(', ')}`);
+      return;
+    }
+    const out = await mkdtemp(join(tmpdir(), 'claimflow-package-'));
+    try {
+      await execFileAsync('npm', ['run', 'package', '--', '--package', out], {
+        cwd: PROJECT_ROOT,
+        env: { PATH: process.env.PATH ?? '', HOME: out },
+        maxBuffer: 16 << 20,
+      });
+      const packaged = JSON.parse(await readFile(join(out, 'cloudformation-template-update-stack.json'), 'utf8')) as CfnTemplate;
+      const withoutCode = (t: CfnTemplate) =>
+        JSON.stringify(t.Resources, (k, v) => (k === 'S3Key' ? 'code' : v));
+      assert.equal(withoutCode(packaged), withoutCode(template), 'same template as the placeholder compile');
+      for (const spec of specs) {
+        const entries = zipEntries(await readFile(join(out, `${spec.name}.zip`)));
+        assert.deepEqual(entries.sort(), [`.build/${spec.name}/index.mjs`, `.build/${spec.name}/index.mjs.map`]);
+      }
+    } finally {
+      await rm(out, { recursive: true, force: true });
+    }
+  });
+});
