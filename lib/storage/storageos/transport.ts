@@ -116,10 +116,11 @@ export class StorageOSTransport {
    * (`UnauthorizedError`).
    */
   login(options: CallOptions = {}): Promise<string> {
-    this.#pendingLogin ??= this.#doLogin(options).finally(() => {
+    // The shared login runs under its own timeout only: one caller aborting must not fail the others.
+    this.#pendingLogin ??= this.#doLogin({}).finally(() => {
       this.#pendingLogin = undefined;
     });
-    return this.#pendingLogin;
+    return untilAborted(this.#pendingLogin, options.signal);
   }
 
   /** Drop the token; the next call logs in again (api-manager's `apiReset`). */
@@ -240,6 +241,26 @@ export class StorageOSTransport {
       throw new StorageTransportError(operation, timeout.aborted, { cause: err });
     }
   }
+}
+
+/** `promise`, or the signal's reason as soon as it aborts. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return promise;
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      },
+    );
+  });
 }
 
 function parseBody(text: string, operation: string): unknown {
