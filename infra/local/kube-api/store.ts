@@ -398,8 +398,7 @@ export class MemoryStore implements Store {
     const warnings = spec.strategy.warnings?.(obj, old) ?? [];
     if (om.deletionTimestamp !== undefined && !this.#pendingFinalizers(b, obj)) {
       if (options.dryRun) return { object: obj, warnings, deleted: true };
-      this.#remove(b, obj, storedOld);
-      return { object: obj, warnings, deleted: true };
+      return { object: this.#remove(b, obj, storedOld), warnings, deleted: true };
     }
     if (sameContent(obj, old)) return { object: old, warnings };
     if (options.dryRun) return { object: obj, warnings };
@@ -479,7 +478,7 @@ export class MemoryStore implements Store {
     const revision = ++this.#revision;
     const last = b.identity ? { ...view, metadata: { ...view.metadata, resourceVersion: String(revision) } } : b.toStorage(clone(view));
     last.metadata.resourceVersion = String(revision);
-    view.metadata.resourceVersion = String(revision);
+    if (!b.identity) view.metadata.resourceVersion = String(revision);
     const map = this.#objects.get(b.storage)!;
     map.delete(objectKey(storedOld.metadata.namespace ?? '', storedOld.metadata.name!));
     this.#sortedKeys.delete(b.storage);
