@@ -1,0 +1,20 @@
+/**
+ * The cluster-side controllers the emulator runs (the kube-controller-manager parts storage controllers
+ * rely on). Each reacts to store events off the write path and can be disabled by its name.
+ */
+import type { ClusterController } from '../types.ts';
+import { endpointsController } from './endpoints.ts';
+import { garbageCollectorController } from './garbage-collector.ts';
+import { namespaceController } from './namespace.ts';
+import { pvcProtectionController, pvProtectionController } from './protection.ts';
+
+/** The controller names, for `disableControllers`. */
+export const CONTROLLER_NAMES = ['garbage-collector', 'pvc-protection', 'pv-protection', 'endpoints', 'namespace'] as const;
+
+/** Creates one instance of every cluster controller. */
+export function createClusterControllers(): ClusterController[] {
+  return [garbageCollectorController(), pvcProtectionController(), pvProtectionController(), endpointsController(), namespaceController()];
+}
+
+export { podUsesClaim } from './protection.ts';
+export { FOREGROUND_FINALIZER, ORPHAN_FINALIZER } from './garbage-collector.ts';
