@@ -52,6 +52,21 @@ describe('volumes: StorageOS client against the embedded control plane', () => {
     assert.deepEqual((await s.client.listVolumes('team-a')).map((x) => x.name).sort(), ['pvc-2222', 'pvc-2223']);
   });
 
+  test('concurrent creates share one namespace list and one namespace create', async () => {
+    const client = s.newClient();
+    await client.listNodes(); // log in first so only namespace calls are counted
+    s.api.requests.reset();
+    const volumes = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => client.createVolume({ namespace: `burst-${i % 2}`, name: `pvc-burst-${i}`, sizeBytes: 2 ** 30 })),
+    );
+    assert.equal(new Set(volumes.map((v) => v.id)).size, 20);
+    assert.deepEqual(s.api.requests.snapshot(), {
+      'GET /v2/namespaces': 1,
+      'POST /v2/namespaces': 2,
+      'POST /v2/namespaces/{namespaceID}/volumes': 20,
+    });
+  });
+
   test('names are unique per namespace: 409 AlreadyExists, adoptable by name', async () => {
     const first = await s.client.createVolume({ namespace: 'default', name: 'pvc-3333', sizeBytes: 2 ** 30 });
     await assert.rejects(

@@ -53,6 +53,10 @@ export class StorageOSClient implements StorageControlPlane {
   #namespaceIDs = new Map<string, string>();
   /** Namespace ID → name. */
   #namespaceNames = new Map<string, string>();
+  /** The namespace list in flight, shared by concurrent cache misses. */
+  #listing: Promise<ApiNamespace[]> | undefined;
+  /** Namespace creations in flight, by name. */
+  #creating = new Map<string, Promise<string>>();
 
   constructor(options: StorageOSClientOptions) {
     this.transport = 'transport' in options ? options.transport : new StorageOSTransport(options);
@@ -217,7 +221,14 @@ export class StorageOSClient implements StorageControlPlane {
   async #namespaceID(name: string, options: CallOptions, fresh = false): Promise<string> {
     const cached = fresh ? undefined : this.#namespaceIDs.get(name);
     if (cached !== undefined) return cached;
-    await this.listNamespaces(options);
+    if (fresh) await this.listNamespaces(options);
+    else {
+      // Concurrent misses share one list (its own timeouts apply; one caller's abort does not cancel it).
+      this.#listing ??= this.listNamespaces().finally(() => {
+        this.#listing = undefined;
+      });
+      await this.#listing;
+    }
     const id = this.#namespaceIDs.get(name);
     if (id === undefined) throw new NamespaceNotFoundError(name, 'GET /v2/namespaces');
     return id;
@@ -230,6 +241,15 @@ export class StorageOSClient implements StorageControlPlane {
     } catch (err) {
       if (!(err instanceof NamespaceNotFoundError)) throw err;
     }
+    let creating = this.#creating.get(name);
+    if (creating === undefined) {
+      creating = this.#createNamespace(name, {}).finally(() => this.#creating.delete(name));
+      this.#creating.set(name, creating);
+    }
+    return creating;
+  }
+
+  async #createNamespace(name: string, options: CallOptions): Promise<string> {
     try {
       const { body } = await this.transport.request('POST', '/namespaces', { ...options, body: { name, labels: {} } });
       const ns = NamespaceSchema.parse(body);
