@@ -1,0 +1,191 @@
+/**
+ * The provisioner's imperative shell: upstream's ProvisionController as a {@link Controller} for the
+ * runtime. Per request it loads the snapshot (the DynamoDB object cache, the per-claim record), runs the
+ * pure core (`syncClaim` / `syncVolume`) around the Provisioner, and applies the outcome: API writes
+ * (conditional on resourceVersion), events through the recorder, metrics, the per-claim record, and the
+ * result for the runtime (done, `requeueAfterMs`, or an error it retries with backoff).
+ *
+ * Keys: a claim request is `namespace/name`; its per-claim state and provisioning lease are keyed by the
+ * claim UID (`lease#provision#<cluster>#<uid>`), so a long or duplicated provision never runs twice and a
+ * claim re-created under the same name starts afresh. StorageClass events need no work (upstream has no
+ * handler): a claim waiting for its class is retried by backoff.
+ *
+ * @example
+ * const controller = createProvisionerController({ options: provisionerOptionsFromEnv(), provisioner });
+ * export const handler = createSqsHandler(controller, runtimeOptionsFor(options));
+ */
+import { randomUUID } from 'node:crypto';
+import type { InvolvedObject } from '../kube/recorder.ts';
+import type { RuntimeContext, SqsHandlerOptions } from '../runtime/handler.ts';
+import type { Controller, ReconcileRequest, ReconcileResult } from '../runtime/reconcile.ts';
+import type { Lease } from '../state/lease.ts';
+import { ObjectCache } from '../state/cache.ts';
+import { getClaimClass, resolveClaim, storeMessages, volumeName, type ClaimOutcome, type CoreConfig } from './claim.ts';
+import { EventReason } from './constants.ts';
+import { KubeWriter } from './kube-writer.ts';
+import { emitObservations } from './metrics.ts';
+import type { PersistentVolume, PersistentVolumeClaim, StorageClass } from './objects.ts';
+import { coreConfig, createProvisionedPVBackoff, DEFAULTS, type ProvisionerOptions } from './options.ts';
+import { ClaimRecords, type ClaimRecordChange } from './records.ts';
+import { BackoffStore, QueueStore } from './store.ts';
+import { syncClaim, type VolumeStore } from './sync-claim.ts';
+import { syncVolume } from './sync-volume.ts';
+import type { MetricObservation, ProvisionerEvent, Provisioner, VolumeNameHook } from './types.ts';
+
+export interface ProvisionerControllerDeps {
+  options: ProvisionerOptions;
+  provisioner: Provisioner;
+  /** [`VolumeName`] hook; default `pvc-<uid>`. */
+  volumeNameHook?: VolumeNameHook;
+  /** Observations go here as well as to EMF (tests, benchmarks). */
+  onMetric?: (observation: MetricObservation) => void;
+  /** Epoch ms; injectable for tests. */
+  clock?: () => number;
+}
+
+/** Requeue delay when another invocation holds the claim's provisioning lease. */
+const LEASE_BUSY_REQUEUE_MS = 5_000;
+
+/** `lease#provision#<cluster>#<uid>`: the name of a claim's provisioning lease. */
+export const provisioningLeaseName = (cluster: string, uid: string): string => `provision#${cluster}#${uid}`;
+
+const claimRefOf = (claim: PersistentVolumeClaim): InvolvedObject => ({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: claim.metadata });
+const volumeRefOf = (pv: PersistentVolume): InvolvedObject => ({ apiVersion: 'v1', kind: 'PersistentVolume', metadata: pv.metadata });
+
+function timeoutSignal(ms: number): AbortSignal | undefined {
+  return ms > 0 ? AbortSignal.timeout(ms) : undefined;
+}
+
+/**
+ * The runtime options that carry upstream's retry semantics: the per-key limiter (15 s doubling to
+ * 1000 s, or the configured `RateLimiter`, or a flat 15 s) and the failure threshold
+ * (`FailedProvisionThreshold` + 1 attempts; the runtime counts failures including the current one).
+ * The runtime has one threshold per function: the larger of the claim and volume thresholds applies,
+ * and 0 on either side means retry forever.
+ */
+export function runtimeOptionsFor(options: ProvisionerOptions): Pick<SqsHandlerOptions<RuntimeContext>, 'limiter' | 'maxFailures'> {
+  const base = options.retryIntervalStartMs ?? DEFAULTS.retryIntervalStartMs;
+  const max = options.retryIntervalStartMs !== undefined ? options.retryIntervalMaxMs! : options.exponentialBackOffOnError ? DEFAULTS.retryIntervalMaxMs : base;
+  const forever = options.failedProvisionThreshold === 0 || options.failedDeleteThreshold === 0;
+  return {
+    limiter: { baseDelayMs: base, maxDelayMs: max },
+    maxFailures: forever ? 0 : Math.max(options.failedProvisionThreshold, options.failedDeleteThreshold) + 1,
+  };
+}
+
+/** Builds the provisioner {@link Controller}. */
+export function createProvisionerController(deps: ProvisionerControllerDeps): Controller<RuntimeContext> {
+  const { options, provisioner } = deps;
+  const config: CoreConfig = { ...coreConfig(options), ...(deps.volumeNameHook ? { volumeNameHook: deps.volumeNameHook } : {}) };
+  const clock = deps.clock ?? Date.now;
+
+  const report = async (ctx: RuntimeContext, involved: { claim?: PersistentVolumeClaim; volume?: PersistentVolume }, events: ProvisionerEvent[], metrics: MetricObservation[]): Promise<void> => {
+    for (const e of events) {
+      const target = e.on === 'claim' ? involved.claim && claimRefOf(involved.claim) : involved.volume && volumeRefOf(involved.volume);
+      if (target) await ctx.recorder.event(target, e.type, e.reason, e.message);
+    }
+    emitObservations(ctx.metrics, metrics);
+    for (const m of metrics) deps.onMetric?.(m);
+  };
+
+  async function reconcileClaim(request: ReconcileRequest, ctx: RuntimeContext): Promise<ReconcileResult> {
+    const { cluster } = request;
+    const cache = new ObjectCache(ctx.doc, ctx.tables.cache);
+    const entry = await cache.get(cluster, 'PersistentVolumeClaim', request.key);
+    const cached = entry && !entry.deleted ? (entry.object as PersistentVolumeClaim) : undefined;
+    const uid = cached?.metadata.uid ?? request.event.uid;
+    if (!uid) return;
+    const records = new ClaimRecords(ctx.doc, ctx.tables.control, clock);
+    const record = await records.get(cluster, uid);
+    const claim = resolveClaim(cached, record.inProgress);
+    if (!claim) {
+      ctx.logger.debug('claim in work queue no longer exists', { uid });
+      return;
+    }
+    const writer = new KubeWriter(await ctx.kube.coreV1(cluster), cache, cluster);
+
+    // Queue store: a PV provisioned earlier but not saved yet is saved before anything else.
+    if (record.pendingVolume) {
+      await writer.createVolume(record.pendingVolume);
+      await records.apply(cluster, uid, { pendingVolume: null });
+      await report(ctx, { claim }, [{ on: 'claim', type: 'Normal', reason: EventReason.ProvisioningSucceeded, message: storeMessages.succeeded(record.pendingVolume.metadata.name ?? '') }], []);
+      return;
+    }
+
+    const holder = randomUUID();
+    const leaseName = provisioningLeaseName(cluster, uid);
+    let lease: Lease | undefined = await ctx.leases.tryAcquire(leaseName, holder, options.provisionLeaseMs);
+    if (!lease) {
+      ctx.logger.info('another invocation is provisioning this claim', { uid });
+      return { requeueAfterMs: Math.min(LEASE_BUSY_REQUEUE_MS, options.provisionLeaseMs) };
+    }
+    const renewal = setInterval(() => {
+      if (lease) ctx.leases.renew(lease, options.provisionLeaseMs).then((l) => { lease = l; }, (err: unknown) => ctx.logger.warn('provisioning lease not renewed', { error: String(err) }));
+    }, Math.max(1000, Math.floor(options.provisionLeaseMs / 3)));
+    renewal.unref();
+    try {
+      const classEntry = await cache.get(cluster, 'StorageClass', getClaimClass(claim));
+      const volumeEntry = await cache.get(cluster, 'PersistentVolume', volumeName(config, claim));
+      const pending = records.pendingVolumesOf(cluster, uid);
+      const store: VolumeStore = options.volumeStore === 'queue'
+        ? new QueueStore(writer, pending)
+        : new BackoffStore({ creator: writer, provisioner, backoff: createProvisionedPVBackoff(options) });
+      const signal = timeoutSignal(options.provisionTimeoutMs);
+      let outcome: ClaimOutcome = await syncClaim(
+        { config, provisioner, store, slowRetryPeriodMs: options.slowRetryPeriodMs, clock, ...(signal ? { signal } : {}) },
+        {
+          claim,
+          ...(classEntry && !classEntry.deleted ? { storageClass: classEntry.object as StorageClass } : {}),
+          ...(volumeEntry && !volumeEntry.deleted ? { existingVolume: volumeEntry.object as PersistentVolume } : {}),
+          ...(record.slowRetry ? { slowRetry: record.slowRetry } : {}),
+          now: clock(),
+        },
+      );
+      if (outcome.updateClaim) {
+        try {
+          await writer.updateClaim(outcome.updateClaim);
+        } catch (err) {
+          ctx.logger.warn('reschedule: claim update failed', { error: String(err) });
+          outcome = { ...outcome, result: 'requeue', error: outcome.rescheduleError, inProgress: 'delete' };
+        }
+      }
+      const change: ClaimRecordChange = {};
+      if (outcome.inProgress === 'store') change.inProgress = claim;
+      else if (outcome.inProgress === 'delete' && record.inProgress) change.inProgress = null;
+      if (outcome.slowRetry === 'drop') change.slowRetry = null;
+      else if (outcome.slowRetry) change.slowRetry = outcome.slowRetry.add;
+      await records.apply(cluster, uid, change);
+      await report(ctx, { claim }, outcome.events, outcome.metrics);
+      if (outcome.result === 'requeue') throw outcome.error ?? new Error('provisioning failed');
+      if (outcome.result === 'stop') ctx.logger.info('provisioning stopped', { reason: outcome.error?.message });
+      if (pending.parked) return { requeueAfterMs: runtimeOptionsFor(options).limiter!.baseDelayMs };
+      return;
+    } finally {
+      clearInterval(renewal);
+      if (lease) await ctx.leases.release(lease).catch(() => false);
+    }
+  }
+
+  async function reconcileVolume(request: ReconcileRequest, ctx: RuntimeContext): Promise<ReconcileResult> {
+    const { cluster } = request;
+    const cache = new ObjectCache(ctx.doc, ctx.tables.cache);
+    const entry = await cache.get(cluster, 'PersistentVolume', request.key);
+    const pv = entry && !entry.deleted ? (entry.object as PersistentVolume) : undefined;
+    if (!pv) return;
+    const writer = new KubeWriter(await ctx.kube.coreV1(cluster), cache, cluster);
+    const signal = timeoutSignal(options.deletionTimeoutMs);
+    const outcome = await syncVolume({ config, provisioner, writer, clock, ...(signal ? { signal } : {}) }, pv);
+    await report(ctx, { volume: pv }, outcome.events, outcome.metrics);
+    if (outcome.result === 'requeue') throw outcome.error ?? new Error('volume deletion failed');
+  }
+
+  return {
+    name: 'provisioner',
+    kinds: ['PersistentVolumeClaim', 'PersistentVolume', 'StorageClass'],
+    async reconcile(request, ctx) {
+      if (request.kind === 'PersistentVolumeClaim') return reconcileClaim(request, ctx);
+      if (request.kind === 'PersistentVolume') return reconcileVolume(request, ctx);
+      return undefined;
+    },
+  };
+}
