@@ -2,10 +2,10 @@
  * Shared fixtures for the runtime tests: dynalite + fauxqs, a FIFO queue with its DLQ, real deliveries
  * turned into Lambda SQS records, and a Metrics that keeps what it would publish.
  */
-import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { startFauxqs, type FauxqsServer } from 'fauxqs';
 import { messageDeduplicationId, messageGroupId, MESSAGE_VERSION, type ClusterEvent, type WatchedKind } from '../../lib/runtime/message.ts';
 import { METRICS_NAMESPACE } from '../../lib/runtime/observability.ts';
@@ -52,6 +52,8 @@ export interface RuntimeFixture {
   send(events: ClusterEvent[]): Promise<void>;
   /** Receives what is visible now (waiting up to `waitS`), as a Lambda SQS event. */
   receive(waitS?: number, max?: number): Promise<SQSEvent>;
+  /** What the event source mapping does after an invocation: deletes the records not reported failed. */
+  settle(batch: SQSEvent, response: SQSBatchResponse): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -104,6 +106,14 @@ export async function startRuntimeFixture(options: { maxReceiveCount?: number } 
         }),
       );
       return { Records: (out.Messages ?? []).map((m) => toRecord(m, queue.queueArn)) };
+    },
+    async settle(batch, response) {
+      const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
+      for (const record of batch.Records) {
+        if (!failed.has(record.messageId)) {
+          await sqs.send(new DeleteMessageCommand({ QueueUrl: queue.queueUrl, ReceiptHandle: record.receiptHandle }));
+        }
+      }
     },
     async stop() {
       sqs.destroy();
