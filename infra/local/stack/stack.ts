@@ -23,7 +23,11 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { Context } from 'aws-lambda';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { KubeConfig } from '@kubernetes/client-node';
 import { startFauxqs, type FauxqsServer } from 'fauxqs';
+import type { Forwarder, ForwarderOptions } from '../../../lib/forwarder/forwarder.ts';
+import type { KubeApi, KubeApiOptions } from '../kube-api/index.ts';
 import { PROJECT_ROOT } from '../../build/bundle.ts';
 import { kebabCase } from '../../build/functions.ts';
 import { createDocumentClient, type DocumentClient } from '../../../lib/state/client.ts';
@@ -40,17 +44,11 @@ const require = createRequire(import.meta.url);
 /** Any async Lambda handler (SQS batches, scheduled events). */
 export type LambdaHandler = (event: any, context: Context) => Promise<any>;
 
+/** The embedded storage control plane's user. */
+export const STORAGE_API_CREDENTIALS = { username: 'storageos', password: 'storageos' } as const;
+
 /** Static credentials the stand-ins accept. */
 export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
-
-/** The emulator as far as the stack uses it (infra/local/kube-api `startKubeApi`). */
-export interface KubeApiLike {
-  url: string;
-  kubeconfig(): string;
-  writeKubeconfig?(path: string): Promise<void>;
-  stop(): Promise<void>;
-  [other: string]: unknown;
-}
 
 export interface StackOptions {
   /** Project root (serverless.yml, functions/). */
@@ -68,13 +66,15 @@ export interface StackOptions {
   /** Start the Kubernetes API emulator (default: true unless `kubeconfig` is given). */
   kubeApi?: boolean;
   /** Options for `startKubeApi` (e.g. `{ watchHistory: 50 }`). */
-  kubeApiOptions?: Record<string, unknown>;
+  kubeApiOptions?: KubeApiOptions;
   /** Start the embedded storage control plane when its module exists (default true). */
   storageApi?: boolean;
   /** Run the forwarder against the cluster (default false; `npm start` turns it on). */
   withForwarder?: boolean;
-  /** Extra options for `startForwarder`. */
-  forwarderOptions?: Record<string, unknown>;
+  /** Options for `startForwarder` over the stack's defaults (single replica, no leader election). */
+  forwarderOptions?: Partial<ForwarderOptions>;
+  /** Forwarder log level (default WARN). */
+  forwarderLogLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
   /** Arm the EventBridge schedules (default true). */
   schedules?: boolean;
   /** Divides schedule delays (tests). */
@@ -93,7 +93,7 @@ export interface StackOptions {
 
 export interface Stack {
   /** The emulator, when started. */
-  kubeApi?: KubeApiLike;
+  kubeApi?: KubeApi;
   /** The kubeconfig file the functions and forwarder use. */
   kubeconfigPath: string;
   sqs: { endpoint: string; client: SQSClient };
@@ -115,7 +115,7 @@ export interface Stack {
   /** Running event source mappings by function name. */
   eventSources: Record<string, SqsEventSource>;
   scheduler?: Scheduler;
-  forwarder?: { stop(): Promise<void> };
+  forwarder?: Forwarder;
   /** Invokes a function directly (as `aws lambda invoke` would). */
   invoke(functionName: string, event: unknown): Promise<unknown>;
   stop(): Promise<void>;
@@ -199,22 +199,18 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       doc.destroy();
     });
 
-    let kubeApi: KubeApiLike | undefined;
+    let kubeApi: KubeApi | undefined;
     let kubeconfigPath: string;
     if (options.kubeconfig) {
       kubeconfigPath = resolve(options.kubeconfig);
     } else {
       kubeconfigPath = join(stateDir, 'kubeconfig');
       if (options.kubeApi !== false) {
-        const mod = await importOptional<{ startKubeApi(o?: Record<string, unknown>): Promise<KubeApiLike> }>(
-          join(root, 'infra/local/kube-api/index.ts'),
-        );
-        if (!mod) throw new StackStartError('the Kubernetes API emulator (infra/local/kube-api/index.ts) is not available');
-        kubeApi = await mod.startKubeApi({ port: 0, ...options.kubeApiOptions });
+        const { startKubeApi } = await import('../kube-api/index.ts');
+        kubeApi = await startKubeApi({ port: 0, ...options.kubeApiOptions });
         const api = kubeApi;
         cleanups.push(() => api.stop());
-        if (api.writeKubeconfig) await api.writeKubeconfig(kubeconfigPath);
-        else await writeFile(kubeconfigPath, api.kubeconfig());
+        await api.writeKubeconfig(kubeconfigPath);
       }
     }
 
@@ -226,7 +222,13 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       if (mod) {
         const volumeRoot = join(stateDir, 'volumes');
         await mkdir(volumeRoot, { recursive: true });
-        storageApi = await mod.startStorageApi({ port: 0, dataFile: join(stateDir, 'storage-api.json'), volumeRoot });
+        storageApi = await mod.startStorageApi({
+          port: 0,
+          dataFile: join(stateDir, 'storage-api.json'),
+          volumeRoot,
+          username: STORAGE_API_CREDENTIALS.username,
+          password: STORAGE_API_CREDENTIALS.password,
+        });
         const s = storageApi;
         cleanups.push(() => s.stop());
       }
@@ -248,7 +250,11 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     const functionEnv: Record<string, Record<string, string>> = {};
     for (const fn of wiring.functions) {
       const env = { ...stringEnv(resolveIntrinsics(fn.environment, ctx) as Record<string, unknown>), ...awsEnv };
-      if (storageApi) env.STORAGE_API_URL = storageApi.url;
+      if (storageApi) {
+        env.STORAGE_API_URL = storageApi.url;
+        env.STORAGE_API_USERNAME = STORAGE_API_CREDENTIALS.username;
+        env.STORAGE_API_PASSWORD = STORAGE_API_CREDENTIALS.password;
+      }
       env.AWS_LAMBDA_FUNCTION_NAME = fn.functionName;
       env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE = String(fn.memorySize);
       functionEnv[fn.name] = env;
@@ -345,22 +351,21 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       });
     }
 
-    // --- the forwarder
-    let forwarder: { stop(): Promise<void> } | undefined;
+    // --- the forwarder, against the emulator or the given cluster
+    let forwarder: Forwarder | undefined;
     if (options.withForwarder) {
-      const mod = await importOptional<{ startForwarder(o: Record<string, unknown>): Promise<{ stop(): Promise<void> }> }>(
-        join(root, 'lib/forwarder/index.ts'),
-      );
-      if (!mod) throw new StackStartError('the forwarder (lib/forwarder/index.ts) is not available');
-      forwarder = await mod.startForwarder({
-        kubeconfig: kubeconfigPath,
-        clusterId: env.CLUSTER_ID,
-        topicArn: topic?.arn,
+      const { startForwarder } = await import('../../../lib/forwarder/forwarder.ts');
+      const kubeConfig = new KubeConfig();
+      kubeConfig.loadFromFile(kubeconfigPath);
+      forwarder = await startForwarder({
+        cluster: env.CLUSTER_ID,
+        kubeConfig,
+        sns,
+        topicArn: topic.arn,
+        doc,
         tables: { cache: tableOf('CACHE_TABLE'), control: tableOf('CONTROL_TABLE') },
-        snsEndpoint: sqsEndpoint,
-        dynamodbEndpoint: dynamoEndpoint,
-        region,
-        credentials: LOCAL_CREDENTIALS,
+        lease: false,
+        logger: new Logger({ serviceName: 'claimflow-forwarder', logLevel: options.forwarderLogLevel ?? 'WARN' }),
         ...options.forwarderOptions,
       });
       const f = forwarder;
