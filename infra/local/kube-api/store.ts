@@ -321,6 +321,8 @@ export class MemoryStore implements Store {
       m.name = candidate;
     }
     spec.strategy.prepareForCreate(obj);
+    // defaulting runs again on every read upstream (decode from etcd): fields PrepareForCreate reset get their defaults
+    spec.strategy.defaults(obj);
     normalizeMeta(obj);
     const errors = spec.strategy.validate(obj);
     if (errors.length) throw this.#invalid(spec, m.name ?? '', errors);
@@ -383,6 +385,7 @@ export class MemoryStore implements Store {
       delete m.deletionGracePeriodSeconds;
     }
     if (subresource !== 'finalize') spec.strategy.prepareForUpdate(obj, old, subresource);
+    spec.strategy.defaults(obj);
     normalizeMeta(obj);
     this.#admit('UPDATE', resource, obj, old, subresource);
     const errors: FieldError[] = [];
