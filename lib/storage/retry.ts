@@ -49,7 +49,10 @@ export async function ensureExternalEndpoint(
     const volume = await source.getSharedVolume(ref, options);
     if (volume === undefined) return 'not-shared';
     if (volume.externalEndpoint === endpoint) return 'unchanged';
-    await source.setExternalEndpoint({ id: ref.id, namespace: ref.namespace, endpoint, version: volume.version }, options);
+    await source.setExternalEndpoint(
+      { id: ref.id, namespace: ref.namespace, namespaceID: volume.namespaceID, endpoint, version: volume.version },
+      options,
+    );
     return 'updated';
   }, options.attempts);
 }

@@ -160,6 +160,11 @@ export interface SetExternalEndpointRequest {
   id: string;
   /** The StorageOS namespace name (api-manager passes the PVC namespace). */
   namespace: string;
+  /**
+   * The StorageOS namespace ID when already known (e.g. {@link SharedVolume.namespaceID}); skips the
+   * name → ID resolution.
+   */
+  namespaceID?: string;
   /** `<ClusterIP>:2049`. */
   endpoint: string;
   /** The volume version last read; stale → `StaleVersionError`. */

@@ -54,6 +54,11 @@ describe('shared volumes: list, publish the mount endpoint, failover', () => {
     const after = await s.client.getVolume({ namespace: 'app', id: v.id });
     assert.equal(after.labels[LABELS.nfsMountEndpoint], '10.96.0.10:2049');
     assert.notEqual(after.version, listed.version, 'the write bumps the version');
+    // With the namespace ID from the list, no namespace lookup is needed.
+    const lists = s.api.requests.get('GET', '/v2/namespaces');
+    await s.client.setExternalEndpoint({ id: v.id, namespace: 'app', namespaceID: listed.namespaceID, endpoint: '10.96.0.12:2049', version: after.version });
+    assert.equal(s.api.requests.get('GET', '/v2/namespaces'), lists);
+    assert.equal((await s.client.getVolume({ namespace: 'app', id: v.id })).labels[LABELS.nfsMountEndpoint], '10.96.0.12:2049');
     // The same (now stale) version again is a 412 stale write.
     await assert.rejects(
       s.client.setExternalEndpoint({ id: v.id, namespace: 'app', endpoint: '10.96.0.11:2049', version: listed.version }),

@@ -180,12 +180,13 @@ export class StorageOSClient implements StorageControlPlane {
 
   /** @inheritdoc */
   async setExternalEndpoint(request: SetExternalEndpointRequest, options: CallOptions = {}): Promise<void> {
-    await this.#inNamespace(request.namespace, options, (nsID) =>
+    const put = (nsID: string) =>
       this.transport.request('PUT', `/namespaces/${enc(nsID)}/volumes/${enc(request.id)}/nfs/mount-endpoint`, {
         ...options,
         body: { mountEndpoint: request.endpoint, version: request.version },
-      }),
-    );
+      });
+    if (request.namespaceID !== undefined && request.namespaceID !== '') await put(request.namespaceID);
+    else await this.#inNamespace(request.namespace, options, put);
   }
 
   /** @inheritdoc */
