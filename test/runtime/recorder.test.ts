@@ -1,0 +1,110 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { CoreV1Api, KubeConfig, type CoreV1Event } from '@kubernetes/client-node';
+import { startKubeApi, type KubeApi } from '../../infra/local/kube-api/index.ts';
+import { COMBINED_PREFIX, KubeEventRecorder } from '../../lib/kube/recorder.ts';
+import { startDynalite, type Dynalite } from '../support/dynalite.ts';
+
+describe('KubeEventRecorder against the emulator (client-go correlation, state in DynamoDB)', () => {
+  let kube: KubeApi;
+  let db: Dynalite;
+  let api: CoreV1Api;
+  let clock = Date.parse('2026-11-21T12:00:00Z');
+  before(async () => {
+    [kube, db] = await Promise.all([startKubeApi({ port: 0 }), startDynalite()]);
+    const kc = new KubeConfig();
+    kc.loadFromString(kube.kubeconfig());
+    api = kc.makeApiClient(CoreV1Api);
+  });
+  after(async () => {
+    await Promise.all([kube.stop(), db.stop()]);
+  });
+
+  /** Two recorders = two Lambda containers: they share only the control table. */
+  const recorder = (component = 'persistentvolume-controller') =>
+    new KubeEventRecorder({
+      api,
+      component,
+      cluster: 'c1',
+      doc: db.doc,
+      table: db.tables.control,
+      now: () => clock,
+      onError: (error) => assert.fail(`recording failed: ${String(error)}`),
+    });
+  const claim = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data', namespace: 'default', uid: 'uid-data', resourceVersion: '5' } };
+  const events = async (namespace: string): Promise<CoreV1Event[]> => (await api.listNamespacedEvent({ namespace })).items;
+
+  test('a repeat from another container PATCHes the same Event: count and lastTimestamp move', async () => {
+    await recorder().event(claim, 'Warning', 'ProvisioningFailed', 'storageclass "gold" not found');
+    clock += 5000;
+    await recorder().eventf(claim, 'Warning', 'ProvisioningFailed', 'storageclass "%s" not found', 'gold');
+    clock += 5000;
+    await recorder().event(claim, 'Warning', 'ProvisioningFailed', 'storageclass "gold" not found');
+    const list = (await events('default')).filter((e) => e.reason === 'ProvisioningFailed');
+    assert.equal(list.length, 1);
+    const [e] = list;
+    assert.equal(e.count, 3);
+    assert.equal(e.type, 'Warning');
+    assert.equal(e.message, 'storageclass "gold" not found');
+    assert.equal(e.source?.component, 'persistentvolume-controller');
+    assert.deepEqual(
+      { kind: e.involvedObject.kind, name: e.involvedObject.name, namespace: e.involvedObject.namespace, uid: e.involvedObject.uid },
+      { kind: 'PersistentVolumeClaim', name: 'data', namespace: 'default', uid: 'uid-data' },
+    );
+    assert.match(e.metadata?.name ?? '', /^data\.[0-9a-f]+$/);
+    assert.equal(new Date(e.lastTimestamp as unknown as string).getTime() - new Date(e.firstTimestamp as unknown as string).getTime(), 10_000);
+  });
+
+  test('a deleted Event is created again under the same name with the next count', async () => {
+    const pv = { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pv-1', uid: 'uid-pv1' } };
+    await recorder().event(pv, 'Normal', 'VolumeRecycled', 'recycled');
+    let list = (await events('default')).filter((e) => e.involvedObject.name === 'pv-1');
+    assert.equal(list.length, 1, 'cluster-scoped objects get their events in default');
+    const name = list[0].metadata?.name ?? '';
+    await api.deleteNamespacedEvent({ name, namespace: 'default' });
+    clock += 1000;
+    await recorder().event(pv, 'Normal', 'VolumeRecycled', 'recycled');
+    list = (await events('default')).filter((e) => e.involvedObject.name === 'pv-1');
+    assert.equal(list.length, 1);
+    assert.equal(list[0].metadata?.name, name);
+    assert.equal(list[0].count, 2);
+  });
+
+  test('the 10th distinct message within 600 s is combined; later ones patch the combined Event', async () => {
+    const node = { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-a', uid: 'uid-node-a' } };
+    for (let i = 1; i <= 12; i++) {
+      clock += 1000;
+      await recorder('label-sync').event(node, 'Warning', 'LabelSyncFailed', `attempt ${i} failed`);
+    }
+    const list = (await events('default')).filter((e) => e.involvedObject.name === 'node-a');
+    const plain = list.filter((e) => !e.message?.startsWith(COMBINED_PREFIX));
+    const combined = list.filter((e) => e.message?.startsWith(COMBINED_PREFIX));
+    assert.equal(plain.length, 9, 'the first nine messages are events of their own');
+    assert.equal(combined.length, 1);
+    assert.equal(combined[0].count, 3, 'messages 10, 11 and 12 in one event');
+    assert.equal(combined[0].message, `${COMBINED_PREFIX}attempt 12 failed`);
+
+    clock += 601_000; // the aggregation window passes: a new message stands alone again
+    await recorder('label-sync').event(node, 'Warning', 'LabelSyncFailed', 'attempt 13 failed');
+    const after13 = (await events('default')).filter((e) => e.message === 'attempt 13 failed');
+    assert.equal(after13.length, 1);
+  });
+
+  test('events in a namespace follow the object; recording failures never throw', async () => {
+    await api.createNamespace({ body: { metadata: { name: 'team-a' } } });
+    const teamClaim = { ...claim, metadata: { ...claim.metadata, namespace: 'team-a', uid: 'uid-team' } };
+    await recorder().event(teamClaim, 'Normal', 'ExternalProvisioning', 'waiting for a volume to be created');
+    assert.equal((await events('team-a')).length, 1);
+    const errors: unknown[] = [];
+    const broken = new KubeEventRecorder({
+      api,
+      component: 'x',
+      cluster: 'c1',
+      doc: db.doc,
+      table: db.tables.control,
+      onError: (error) => errors.push(error),
+    });
+    await broken.event({ ...claim, metadata: { ...claim.metadata, namespace: 'no-such-namespace', uid: 'u-x' } }, 'Normal', 'R', 'm');
+    assert.equal(errors.length, 1, 'the API refused (namespace not found); the error went to onError');
+  });
+});
