@@ -136,7 +136,8 @@ export const persistentVolumeClaimStrategy = makeStrategy({
     ensure(pvc, 'status').phase ??= 'Pending';
   },
   prepareForCreate(pvc) {
-    pvc.status = {};
+    // Status reset; the defaults then give phase Pending, as the object read back from storage shows.
+    pvc.status = { phase: 'Pending' };
   },
   prepareForUpdate: splitStatus,
   validate: validatePersistentVolumeClaimSpec,
