@@ -38,7 +38,7 @@ describe('kube-api names', () => {
   it('prints upstream messages, including the double space between examples', () => {
     assert.equal(isDNS1123Subdomain('Bad')[0], DNS1123_SUBDOMAIN_ERROR);
     assert.match(DNS1123_SUBDOMAIN_ERROR, /^a lowercase RFC 1123 subdomain must consist of .* \(e\.g\. 'example\.com', regex used for validation is '\[a-z0-9\]/);
-    assert.match(DNS1123_LABEL_ERROR, /\(e\.g\. 'my-name',  or '123-abc', regex used/);
+    assert.match(DNS1123_LABEL_ERROR, /\(e\.g\. 'my-name', {2}or '123-abc', regex used/);
     assert.match(DNS1035_LABEL_ERROR, /^a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character/);
     assert.deepEqual(isDNS1123Label('a'.repeat(64)), ['must be no more than 63 characters']);
   });
