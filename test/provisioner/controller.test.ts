@@ -1,0 +1,260 @@
+/**
+ * The provisioner shell against the real stand-ins: the Kubernetes API emulator over HTTP, dynalite
+ * (object cache, per-claim records, leases), and the embedded storage control plane. The test plays the
+ * forwarder (it writes what the API returns into the cache) and the binder (it marks PVs Released);
+ * the controller is driven through its `reconcile` with a runtime context like the handler builds.
+ */
+process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { CoreV1Api, KubeConfig, StorageV1Api } from '@kubernetes/client-node';
+import { startKubeApi, type KubeApi } from '../../infra/local/kube-api/index.ts';
+import { startStorageApi, type StorageApiHandle } from '../../infra/local/storage-api/server.ts';
+import { KubeClients } from '../../lib/kube/client.ts';
+import { MemoryEventRecorder } from '../../lib/kube/recorder.ts';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { createMetrics } from '../../lib/runtime/observability.ts';
+import type { RuntimeContext } from '../../lib/runtime/handler.ts';
+import type { WatchedKind } from '../../lib/runtime/message.ts';
+import { ObjectCache } from '../../lib/state/cache.ts';
+import { LeaseStore } from '../../lib/state/lease.ts';
+import { StorageOSClient } from '../../lib/storage/storageos/client.ts';
+import { createProvisionerController, provisioningLeaseName, runtimeOptionsFor } from '../../lib/provisioner/controller.ts';
+import { toJson } from '../../lib/provisioner/kube-writer.ts';
+import type { PersistentVolume, PersistentVolumeClaim } from '../../lib/provisioner/objects.ts';
+import { provisionerOptionsFromEnv } from '../../lib/provisioner/options.ts';
+import { LocalProvisioner } from '../../lib/provisioner/provisioners/local.ts';
+import { ClaimRecords } from '../../lib/provisioner/records.ts';
+import type { MetricObservation, ProvisionContext, ProvisionOptions, ProvisionResult, Provisioner } from '../../lib/provisioner/types.ts';
+import { startDynalite, type Dynalite } from '../support/dynalite.ts';
+
+const CLUSTER = 'local';
+const NAME = 'claimflow.io/local';
+
+/** The local Provisioner, counting calls, optionally answering a fixed state instead. */
+class CountingProvisioner implements Provisioner {
+  inner: LocalProvisioner;
+  provisions = 0;
+  override?: ProvisionResult;
+  constructor(inner: LocalProvisioner) { this.inner = inner; }
+  async provision(ctx: ProvisionContext, options: ProvisionOptions): Promise<ProvisionResult> {
+    this.provisions++;
+    return this.override ?? this.inner.provision(ctx, options);
+  }
+  delete(ctx: ProvisionContext, pv: PersistentVolume): Promise<void> { return this.inner.delete(ctx, pv); }
+}
+
+describe('provisioner controller against the emulator, dynalite and the storage control plane', () => {
+  let kube: KubeApi;
+  let db: Dynalite;
+  let storageApi: StorageApiHandle;
+  let storage: StorageOSClient;
+  let core: CoreV1Api;
+  let storageV1: StorageV1Api;
+  let dir: string;
+  let clients: KubeClients;
+  let cache: ObjectCache;
+  let recorder: MemoryEventRecorder;
+  let observed: MetricObservation[];
+  let provisioner: CountingProvisioner;
+
+  before(async () => {
+    kube = await startKubeApi({ port: 0 } as never);
+    db = await startDynalite();
+    storageApi = await startStorageApi({ port: 0, nodes: ['node-1'] });
+    storage = new StorageOSClient({ endpoint: storageApi.url, username: 'storageos', password: 'storageos' });
+    dir = await mkdtemp(join(tmpdir(), 'provisioner-test-'));
+    await writeFile(join(dir, 'kubeconfig'), kube.kubeconfig());
+    const kc = new KubeConfig();
+    kc.loadFromString(kube.kubeconfig());
+    core = kc.makeApiClient(CoreV1Api);
+    storageV1 = kc.makeApiClient(StorageV1Api);
+    clients = new KubeClients({ env: { KUBECONFIG: join(dir, 'kubeconfig') } });
+    cache = new ObjectCache(db.doc, db.tables.cache);
+    for (const [name, mode] of [['local', 'Immediate'], ['local-wait', 'WaitForFirstConsumer'], ['local-retain', 'Immediate']] as const) {
+      await storageV1.createStorageClass({ body: { metadata: { name }, provisioner: NAME, volumeBindingMode: mode, reclaimPolicy: name === 'local-retain' ? 'Retain' : 'Delete' } });
+      await observe('StorageClass', name);
+    }
+  });
+  after(async () => {
+    await kube.stop();
+    await db.stop();
+    await storageApi.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+  beforeEach(() => {
+    recorder = new MemoryEventRecorder();
+    observed = [];
+    provisioner = new CountingProvisioner(new LocalProvisioner(storage));
+  });
+
+  /** The forwarder's part: the object as the API has it now, into the cache. */
+  async function observe(kind: WatchedKind, key: string): Promise<Record<string, any>> {
+    const [ns, name] = key.includes('/') ? key.split('/') : ['', key];
+    const obj = kind === 'PersistentVolumeClaim' ? await core.readNamespacedPersistentVolumeClaim({ name, namespace: ns })
+      : kind === 'PersistentVolume' ? await core.readPersistentVolume({ name })
+        : await storageV1.readStorageClass({ name });
+    const json = toJson<Record<string, any>>(obj);
+    await cache.put(CLUSTER, kind, json);
+    return json;
+  }
+
+  function controllerWith(env: Record<string, string> = {}) {
+    const options = provisionerOptionsFromEnv({ PROVISIONER_BACKEND: 'local', PROVISIONER_CREATE_PV_INTERVAL_MS: '10', ...env });
+    return createProvisionerController({ options, provisioner, onMetric: (m) => observed.push(m) });
+  }
+
+  async function reconcile(controller: ReturnType<typeof controllerWith>, kind: WatchedKind, key: string, uid = '') {
+    const ctx: RuntimeContext = {
+      request: undefined as never, logger: new Logger({ serviceName: 'claimflow-test', logLevel: 'SILENT' }), metrics: createMetrics('provisioner'),
+      doc: db.doc, tables: db.tables, kube: clients, recorder, leases: new LeaseStore({ doc: db.doc, table: db.tables.control }), lambdaContext: undefined,
+    };
+    const event = { v: 1 as const, cluster: CLUSTER, kind, type: 'MODIFIED' as const, key, uid, resourceVersion: '0', observedAt: new Date().toISOString() };
+    ctx.request = { cluster: CLUSTER, kind, key, event };
+    return controller.reconcile(ctx.request, ctx);
+  }
+
+  async function createClaim(name: string, cls: string, annotations: Record<string, string> = {}): Promise<PersistentVolumeClaim> {
+    await core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: {
+      metadata: { name, annotations: { 'volume.kubernetes.io/storage-provisioner': NAME, ...annotations } },
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName: cls },
+    } });
+    return (await observe('PersistentVolumeClaim', `default/${name}`)) as PersistentVolumeClaim;
+  }
+
+  const backendVolumes = async (pvName: string) => (await storage.listVolumes('default').catch(() => [])).filter((v) => v.name === pvName);
+  const reasons = () => recorder.events.map((e) => `${e.type} ${e.reason}`);
+
+  /** The binder's part: the claim is gone, the PV is Released. */
+  async function release(pvName: string): Promise<void> {
+    const pv = await core.readPersistentVolume({ name: pvName });
+    pv.status = { phase: 'Released' };
+    await core.replacePersistentVolumeStatus({ name: pvName, body: pv });
+    await observe('PersistentVolume', pvName);
+  }
+
+  it('provisions a claim once: PV saved with claimRef and provisioned-by, one backend volume, events and metrics', async () => {
+    const controller = controllerWith();
+    const claim = await createClaim('data', 'local');
+    const pvName = `pvc-${claim.metadata.uid}`;
+    assert.equal(await reconcile(controller, 'PersistentVolumeClaim', 'default/data'), undefined);
+    const pv = toJson<PersistentVolume>(await core.readPersistentVolume({ name: pvName }));
+    assert.equal(pv.metadata.annotations!['pv.kubernetes.io/provisioned-by'], NAME);
+    assert.deepEqual([pv.spec.claimRef!.name, pv.spec.claimRef!.uid], ['data', claim.metadata.uid]);
+    assert.equal(pv.spec.storageClassName, 'local');
+    assert.equal(pv.spec.persistentVolumeReclaimPolicy, 'Delete');
+    assert.equal(pv.metadata.finalizers?.includes('external-provisioner.volume.kubernetes.io/finalizer') ?? false, false);
+    assert.deepEqual(reasons(), ['Normal Provisioning', 'Normal ProvisioningSucceeded']);
+    assert.deepEqual(observed.map((m) => `${m.op}:${m.outcome}:${m.class}`), ['provision:success:local']);
+    // Redelivery: the PV written back to the cache stops it before the Provisioner.
+    await reconcile(controller, 'PersistentVolumeClaim', 'default/data');
+    assert.equal(provisioner.provisions, 1);
+    assert.equal((await backendVolumes(pvName)).length, 1);
+  });
+
+  it('Delete policy: a Released PV loses its backend volume and its object; with AddFinalizer the finalizer goes too', async () => {
+    const controller = controllerWith({ PROVISIONER_ADD_FINALIZER: 'true' });
+    const claim = await createClaim('scratch', 'local');
+    const pvName = `pvc-${claim.metadata.uid}`;
+    await reconcile(controller, 'PersistentVolumeClaim', 'default/scratch');
+    const saved = await core.readPersistentVolume({ name: pvName });
+    assert.ok(saved.metadata!.finalizers!.includes('external-provisioner.volume.kubernetes.io/finalizer'));
+    await release(pvName);
+    await reconcile(controller, 'PersistentVolume', pvName);
+    assert.equal((await backendVolumes(pvName)).length, 0);
+    // Our finalizer is gone at once; kubernetes.io/pv-protection (the emulator's controller) may hold the
+    // object a moment longer, as in a real cluster.
+    const left = await core.readPersistentVolume({ name: pvName }).catch((e: any) => { assert.equal(e.code, 404); return undefined; });
+    if (left) {
+      assert.ok(left.metadata!.deletionTimestamp, 'the PV is being deleted');
+      assert.ok(!left.metadata!.finalizers?.includes('external-provisioner.volume.kubernetes.io/finalizer'));
+    }
+    assert.deepEqual(observed.map((m) => `${m.op}:${m.outcome}`), ['provision:success', 'delete:success']);
+  });
+
+  it('Retain policy keeps both the PV and the backend volume', async () => {
+    const controller = controllerWith();
+    const claim = await createClaim('keep', 'local-retain');
+    const pvName = `pvc-${claim.metadata.uid}`;
+    await reconcile(controller, 'PersistentVolumeClaim', 'default/keep');
+    await release(pvName);
+    await reconcile(controller, 'PersistentVolume', pvName);
+    assert.equal((await backendVolumes(pvName)).length, 1);
+    assert.equal((await core.readPersistentVolume({ name: pvName })).spec!.persistentVolumeReclaimPolicy, 'Retain');
+  });
+
+  it('a held provisioning lease defers the claim without calling the Provisioner', async () => {
+    const controller = controllerWith();
+    const claim = await createClaim('busy', 'local');
+    const leases = new LeaseStore({ doc: db.doc, table: db.tables.control });
+    const held = await leases.acquire(provisioningLeaseName(CLUSTER, claim.metadata.uid!), 'another-invocation', 60_000);
+    const result = await reconcile(controller, 'PersistentVolumeClaim', 'default/busy');
+    assert.deepEqual(result, { requeueAfterMs: 5_000 });
+    assert.equal(provisioner.provisions, 0);
+    await leases.release(held);
+    await reconcile(controller, 'PersistentVolumeClaim', 'default/busy');
+    assert.equal(provisioner.provisions, 1);
+  });
+
+  it('WaitForFirstConsumer: waits for a selected node; Reschedule removes an unusable one from the claim', async () => {
+    const controller = controllerWith();
+    await createClaim('wait', 'local-wait');
+    await reconcile(controller, 'PersistentVolumeClaim', 'default/wait');
+    assert.equal(provisioner.provisions, 0, 'no selected node yet');
+    const claim = await core.readNamespacedPersistentVolumeClaim({ name: 'wait', namespace: 'default' });
+    claim.metadata!.annotations = { ...claim.metadata!.annotations, 'volume.kubernetes.io/selected-node': 'node-9' };
+    await core.replaceNamespacedPersistentVolumeClaim({ name: 'wait', namespace: 'default', body: claim });
+    await observe('PersistentVolumeClaim', 'default/wait');
+    assert.equal(await reconcile(controller, 'PersistentVolumeClaim', 'default/wait'), undefined, 'a successful reschedule is not retried');
+    const after = await core.readNamespacedPersistentVolumeClaim({ name: 'wait', namespace: 'default' });
+    assert.equal(after.metadata!.annotations!['volume.kubernetes.io/selected-node'], undefined);
+    assert.deepEqual(recorder.events.map((e) => e.message).at(-1), 'node "node-9" holds no local storage');
+    // The scheduler picks a storage node: provisioned there.
+    after.metadata!.annotations!['volume.kubernetes.io/selected-node'] = 'node-1';
+    await core.replaceNamespacedPersistentVolumeClaim({ name: 'wait', namespace: 'default', body: after });
+    await observe('PersistentVolumeClaim', 'default/wait');
+    await reconcile(controller, 'PersistentVolumeClaim', 'default/wait');
+    const pv = await core.readPersistentVolume({ name: `pvc-${after.metadata!.uid}` });
+    assert.deepEqual(pv.spec!.nodeAffinity!.required!.nodeSelectorTerms[0].matchExpressions![0].values, ['node-1']);
+  });
+
+  it('a failing backend: ProvisioningFailed and a retry (thrown), then success once it recovers', async () => {
+    const controller = controllerWith();
+    await createClaim('flaky', 'local');
+    storageApi.faults.add({ method: 'POST', path: '/v2/namespaces/*/volumes', status: 503, times: Infinity });
+    try {
+      await assert.rejects(reconcile(controller, 'PersistentVolumeClaim', 'default/flaky'));
+    } finally {
+      storageApi.faults.clear();
+    }
+    assert.deepEqual(reasons(), ['Normal Provisioning', 'Warning ProvisioningFailed']);
+    await reconcile(controller, 'PersistentVolumeClaim', 'default/flaky');
+    assert.deepEqual(reasons().slice(2), ['Normal Provisioning', 'Normal ProvisioningSucceeded']);
+    assert.deepEqual(observed.map((m) => m.outcome), ['failed', 'success']);
+  });
+
+  it('InBackground is remembered by claim UID, so a claim deleted meanwhile is still provisioned', async () => {
+    const controller = controllerWith();
+    const claim = await createClaim('bg', 'local');
+    provisioner.override = { state: 'InBackground', error: new Error('still creating') };
+    await assert.rejects(reconcile(controller, 'PersistentVolumeClaim', 'default/bg'), /still creating/);
+    const records = new ClaimRecords(db.doc, db.tables.control);
+    assert.equal((await records.get(CLUSTER, claim.metadata.uid!)).inProgress?.metadata.name, 'bg');
+    await core.deleteNamespacedPersistentVolumeClaim({ name: 'bg', namespace: 'default' });
+    await cache.remove(CLUSTER, 'PersistentVolumeClaim', claim, Number(claim.metadata.resourceVersion) + 1000);
+    provisioner.override = undefined;
+    await reconcile(controller, 'PersistentVolumeClaim', 'default/bg', claim.metadata.uid);
+    const pv = await core.readPersistentVolume({ name: `pvc-${claim.metadata.uid}` });
+    assert.equal(pv.spec!.claimRef!.uid, claim.metadata.uid);
+    assert.equal((await records.get(CLUSTER, claim.metadata.uid!)).inProgress, undefined, 'the record is cleared once finished');
+  });
+
+  it('runtime options carry upstream retry semantics', () => {
+    assert.deepEqual(runtimeOptionsFor(provisionerOptionsFromEnv({})), { limiter: { baseDelayMs: 15_000, maxDelayMs: 1_000_000 }, maxFailures: 16 });
+    assert.deepEqual(runtimeOptionsFor(provisionerOptionsFromEnv({ PROVISIONER_FAILED_DELETE_THRESHOLD: '0' })).maxFailures, 0);
+  });
+});
