@@ -7,6 +7,6 @@ export { isReservedLabel, parseBool } from './labels.ts';
 export { splitHostPort, toSharedVolume, type HostPort } from './shared-volume.ts';
 export { retryOnStaleVersion, ensureExternalEndpoint, DEFAULT_STALE_ATTEMPTS, type EnsureEndpointOutcome } from './retry.ts';
 export { StorageOSClient, toNode, toVolume, type StorageOSClientOptions } from './storageos/client.ts';
-export { StorageOSTransport, normalizeEndpoint, bearerToken, type StorageOSTransportOptions, type RequestOptions } from './storageos/transport.ts';
+export { StorageOSTransport, normalizeEndpoint, bearerToken, type StorageOSTransportOptions, type RequestOptions, type RequestEvent } from './storageos/transport.ts';
 export { DEFAULT_BACKOFF, type BackoffOptions } from './storageos/backoff.ts';
 export { createStorageClientFromEnv } from './storageos/from-env.ts';

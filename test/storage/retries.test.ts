@@ -10,13 +10,20 @@ describe('retries: 5xx and transport errors back off, bounded per call', () => {
   });
   after(() => s.stop());
 
-  test('5xx → backoff → success', async () => {
-    await s.client.listNodes(); // logged in
+  test('5xx → backoff → success; every attempt is reported to onRequest', async () => {
+    const events: Array<[string, string, number | undefined]> = [];
+    const client = s.newClient({ onRequest: (e) => events.push([e.method, e.path, e.status]) });
     s.api.faults.add({ method: 'GET', path: '/v2/nodes', status: 503, message: 'store unavailable', times: 2 });
     const before = s.api.requests.get('GET', '/v2/nodes');
-    const nodes = await s.client.listNodes();
+    const nodes = await client.listNodes();
     assert.deepEqual(nodes.map((n) => n.name), ['n1']);
     assert.equal(s.api.requests.get('GET', '/v2/nodes') - before, 3, 'two failures, then success');
+    assert.deepEqual(events, [
+      ['POST', '/auth/login', 200],
+      ['GET', '/nodes', 503],
+      ['GET', '/nodes', 503],
+      ['GET', '/nodes', 200],
+    ]);
   });
 
   test('persistent 5xx: bounded attempts, then a clear error carrying the last failure', async () => {

@@ -36,6 +36,21 @@ export interface StorageOSTransportOptions {
   backoff?: BackoffOptions;
   /** `User-Agent` header (default `claimflow/0.1 (StorageOS v2 client)`). */
   userAgent?: string;
+  /**
+   * Called after every HTTP exchange (each attempt, logins included), for metrics in the spirit of
+   * api-manager's `storageos_api_requests_total{code,method}` and request duration histogram.
+   */
+  onRequest?: (event: RequestEvent) => void;
+}
+
+/** One HTTP exchange, as reported to {@link StorageOSTransportOptions.onRequest}. */
+export interface RequestEvent {
+  method: string;
+  /** Path under `/v2`, without the query. */
+  path: string;
+  /** HTTP status; `undefined` when no response arrived. */
+  status: number | undefined;
+  durationMs: number;
 }
 
 /** One request. */
@@ -87,6 +102,7 @@ export class StorageOSTransport {
   #authTimeoutMs: number;
   #backoff: Backoff;
   #userAgent: string;
+  #onRequest: ((event: RequestEvent) => void) | undefined;
   #token: string | undefined;
   #pendingLogin: Promise<string> | undefined;
   #logins = 0;
@@ -99,6 +115,7 @@ export class StorageOSTransport {
     this.#authTimeoutMs = options.authTimeoutMs ?? 20_000;
     this.#backoff = resolveBackoff(options.backoff);
     this.#userAgent = options.userAgent ?? 'claimflow/0.1 (StorageOS v2 client)';
+    this.#onRequest = options.onRequest;
   }
 
   /** Logins performed so far (for tests and metrics). */
@@ -222,6 +239,8 @@ export class StorageOSTransport {
     if (token !== undefined) headers.authorization = `Bearer ${token}`;
     const timeout = AbortSignal.timeout(timeoutMs);
     const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
+    const started = performance.now();
+    let status: number | undefined;
     try {
       const response = await fetch(url, {
         method,
@@ -231,6 +250,7 @@ export class StorageOSTransport {
       });
       // Read the body now, under the same timeout, so a stalled body is a transport error too.
       const text = await response.text();
+      status = response.status;
       return new Response(text === '' || response.status === 204 ? null : text, {
         status: response.status,
         statusText: response.statusText,
@@ -239,6 +259,8 @@ export class StorageOSTransport {
     } catch (err) {
       if (options.signal?.aborted) throw options.signal.reason;
       throw new StorageTransportError(operation, timeout.aborted, { cause: err });
+    } finally {
+      this.#onRequest?.({ method, path, status, durationMs: performance.now() - started });
     }
   }
 }
