@@ -69,6 +69,20 @@ describe('persistence: the data file survives a restart', () => {
     }
   });
 
+  test('stop cancels requests held by a latency fault: they change nothing', async () => {
+    const s = await startStorage({ dataFile: join(dir, 'held.json') }, { backoff: { attempts: 1 } });
+    await s.client.listNamespaces();
+    s.api.faults.add({ method: 'POST', path: '/v2/namespaces/*/volumes', latencyMs: 60_000 });
+    const held = s.client.createVolume({ namespace: 'default', name: 'pvc-held', sizeBytes: 2 ** 30 });
+    // Wait until the request is at the server (counted) before stopping.
+    while (s.api.requests.get('POST', '/v2/namespaces/{namespaceID}/volumes') === 0) await new Promise((r) => setTimeout(r, 5));
+    await s.stop();
+    await assert.rejects(held);
+    assert.deepEqual(s.api.state.allVolumes(), []);
+    const saved = JSON.parse(await readFile(join(dir, 'held.json'), 'utf8')) as { volumes: unknown[] };
+    assert.deepEqual(saved.volumes, []);
+  });
+
   test('main.ts: prints one listening line, serves, exits 0 on SIGTERM', async () => {
     const dataFile = join(dir, 'main.json');
     const child = spawn(process.execPath, ['infra/local/storage-api/main.ts', '--port', '0', '--data', dataFile, '--volume-root', join(dir, 'main-volumes'), '--node', 'cli-node'], {

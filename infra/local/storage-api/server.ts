@@ -95,11 +95,17 @@ export async function startStorageApi(options: StorageApiOptions = {}): Promise<
   const api = new Router(apiRoutes(state, auth));
   const ops = new Router(opsRoutes(state, auth, faults, requests));
 
+  const stopping = new AbortController();
+  const inFlight = new Set<Promise<void>>();
   const server = createServer((req, res) => {
-    handle(req, res).catch((err: unknown) => {
-      if (!res.headersSent) send(res, 500, { error: `internal error: ${(err as Error).message}` });
-      else res.destroy();
-    });
+    const work = handle(req, res)
+      .catch((err: unknown) => {
+        if (stopping.signal.aborted) res.destroy();
+        else if (!res.headersSent) send(res, 500, { error: `internal error: ${(err as Error).message}` });
+        else res.destroy();
+      })
+      .finally(() => inFlight.delete(work));
+    inFlight.add(work);
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -112,7 +118,7 @@ export async function startStorageApi(options: StorageApiOptions = {}): Promise<
       requests.count(method, matched !== undefined && matched !== 'method-not-allowed' ? matched.route.template : url.pathname);
       const fault = faults.take(method, url.pathname);
       if (fault !== undefined) {
-        if (fault.latencyMs > 0) await delay(fault.latencyMs);
+        if (fault.latencyMs > 0) await delay(fault.latencyMs, undefined, { signal: stopping.signal });
         if (fault.failure === 'drop') {
           req.socket.destroy();
           return;
@@ -171,9 +177,11 @@ export async function startStorageApi(options: StorageApiOptions = {}): Promise<
     requests,
     stop() {
       stopped ??= (async () => {
+        stopping.abort();
         const closed = new Promise<void>((r) => server.close(() => r()));
         server.closeAllConnections();
         await closed;
+        await Promise.allSettled([...inFlight]);
         await file?.flush();
         if (ownedRoot) await rm(volumeRoot, { recursive: true, force: true });
       })();
