@@ -144,7 +144,7 @@ describe('createSqsHandler against dynalite and fauxqs', () => {
     const { controller, seen } = testController('fifo', async (request) => {
       if (request.key === 'ns/a' && request.event.resourceVersion === '1') throw new Error('A1 fails');
     });
-    const { handler } = handlerFor(controller, { queueUrl: undefined });
+    const { handler } = handlerFor(controller);
     const rec = (id: string, key: string, rv: string) =>
       handBuiltRecord(id, JSON.stringify(clusterEvent({ kind: 'PersistentVolumeClaim', key, resourceVersion: rv })), `g-${key}`);
     const response = await handler({ Records: [rec('A1', 'ns/a', '1'), rec('B1', 'ns/b', '1'), rec('A2', 'ns/a', '2'), rec('B2', 'ns/b', '2')] });

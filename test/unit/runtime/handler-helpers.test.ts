@@ -1,0 +1,40 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { involvedObjectOf, queueUrlFromArn } from '../../../lib/runtime/handler.ts';
+import { MESSAGE_VERSION, type ClusterEvent } from '../../../lib/runtime/message.ts';
+
+test('queueUrlFromArn', () => {
+  const cases: Array<[string, string | undefined]> = [
+    ['arn:aws:sqs:eu-west-1:123456789012:claimflow-prod-binder.fifo', 'https://sqs.eu-west-1.amazonaws.com/123456789012/claimflow-prod-binder.fifo'],
+    ['arn:aws-cn:sqs:cn-north-1:123456789012:q.fifo', 'https://sqs.cn-north-1.amazonaws.com.cn/123456789012/q.fifo'],
+    ['arn:aws:sns:eu-west-1:123456789012:topic', undefined],
+    ['not an arn', undefined],
+  ];
+  for (const [arn, want] of cases) assert.equal(queueUrlFromArn(arn), want, arn);
+});
+
+test('involvedObjectOf: the embedded object when present, else a reference built from the key', () => {
+  const event = (partial: Partial<ClusterEvent>): ClusterEvent => ({
+    v: MESSAGE_VERSION,
+    cluster: 'c1',
+    kind: 'PersistentVolumeClaim',
+    type: 'MODIFIED',
+    key: 'ns/claim',
+    uid: 'u1',
+    resourceVersion: '3',
+    observedAt: new Date(0).toISOString(),
+    ...partial,
+  });
+  assert.deepEqual(involvedObjectOf({ cluster: 'c1', kind: 'PersistentVolumeClaim', key: 'ns/claim', event: event({}) }), {
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name: 'claim', namespace: 'ns', uid: 'u1' },
+  });
+  assert.deepEqual(involvedObjectOf({ cluster: 'c1', kind: 'StorageClass', key: 'gold', event: event({ kind: 'StorageClass', key: 'gold', uid: '' }) }), {
+    apiVersion: 'storage.k8s.io/v1',
+    kind: 'StorageClass',
+    metadata: { name: 'gold' },
+  });
+  const object = { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pv-9', uid: 'u9', resourceVersion: '77' } };
+  assert.deepEqual(involvedObjectOf({ cluster: 'c1', kind: 'PersistentVolume', key: 'pv-9', event: event({ kind: 'PersistentVolume', key: 'pv-9', object }) }), object);
+});
