@@ -1,0 +1,145 @@
+/**
+ * Loading the pure core's snapshots from the DynamoDB object cache, never by listing every volume:
+ *
+ * - a claim's candidate volumes come from Queries on `byVolumeMatch` — one partition per access-mode
+ *   set that contains the claim's modes (`<cluster>#<class>#<modes>`), read from the request's padded
+ *   byte size upwards, smallest first, a few items at a time — plus `byClaimRef` for volumes pre-bound
+ *   to the claim. Sets are read in the core's order (fewest modes first) and reading stops at the first
+ *   set holding a match, so the core's decision over the candidates is its decision over all volumes;
+ * - a volume's claim comes from the cache, with upstream's live GET fallback.
+ *
+ * @example
+ * const snapshot = await loadClaimSnapshot({ cluster, cache, api }, claim);
+ * const result = syncClaim(snapshot);
+ */
+import { quantityBytes } from '../kube/quantity.ts';
+import type { ObjectCache } from '../state/cache.ts';
+import { CLAIM_REF_INDEX, VOLUME_MATCH_INDEX, claimRefPk, padBytes, volumeMatchPk } from '../state/schema.ts';
+import type { BinderApi } from './api.ts';
+import { ACCESS_MODE_ORDER, ANN_BIND_COMPLETED, VolumePhase } from './constants.ts';
+import { accessModesIndexKey, claimRequest, getPersistentVolumeClaimClass, hasAnnotation } from './helpers.ts';
+import { findMatchingVolume } from './match.ts';
+import { isDelayBindingMode } from './provision.ts';
+import type { ClaimSnapshot, PersistentVolume, PersistentVolumeClaim, StorageClass, VolumeSnapshot } from './types.ts';
+
+export interface SnapshotSources {
+  cluster: string;
+  cache: ObjectCache;
+  api: BinderApi;
+  /** Items read per match-index partition on the first try (then ×8, then all). Default 16. */
+  matchPageSize?: number;
+}
+
+/** Reads that one snapshot needed (for the bench: cost per bind). */
+export interface SnapshotStats {
+  queries: number;
+  itemsRead: number;
+}
+
+/** Every access-mode set containing `requested`, in the core's order: fewest modes first, then index key. */
+export function supersetsOf(requested: readonly string[] | undefined): string[][] {
+  const want = [...new Set(requested ?? [])];
+  const others = (ACCESS_MODE_ORDER as readonly string[]).filter((m) => !want.includes(m));
+  const sets: string[][] = [];
+  for (let mask = 0; mask < 1 << others.length; mask++) {
+    sets.push([...want, ...others.filter((_, i) => mask & (1 << i))]);
+  }
+  return sets.sort((a, b) => a.length - b.length || (accessModesIndexKey(a) < accessModesIndexKey(b) ? -1 : 1));
+}
+
+async function collect(iterable: AsyncIterable<{ object: unknown }>, stats: SnapshotStats): Promise<PersistentVolume[]> {
+  const out: PersistentVolume[] = [];
+  for await (const entry of iterable) out.push(entry.object as PersistentVolume);
+  stats.itemsRead += out.length;
+  return out;
+}
+
+/** Every StorageClass of the cluster (a handful; read from the cache). */
+export async function loadClasses(cache: ObjectCache, cluster: string): Promise<StorageClass[]> {
+  const out: StorageClass[] = [];
+  for await (const entry of cache.list(cluster, 'StorageClass')) out.push(entry.object as unknown as StorageClass);
+  return out;
+}
+
+async function liveVolume(cache: ObjectCache, cluster: string, name: string): Promise<PersistentVolume | undefined> {
+  const hit = await cache.get(cluster, 'PersistentVolume', name);
+  return hit && !hit.deleted ? (hit.object as unknown as PersistentVolume) : undefined;
+}
+
+/** The snapshot syncClaim needs; `classes` are passed in (one read per reconcile). */
+export async function loadClaimSnapshot(
+  sources: SnapshotSources,
+  claim: PersistentVolumeClaim,
+  classes: StorageClass[],
+  stats: SnapshotStats = { queries: 0, itemsRead: 0 },
+): Promise<ClaimSnapshot> {
+  const { cluster, cache } = sources;
+  const volumeName = claim.spec.volumeName ?? '';
+  if (hasAnnotation(claim.metadata, ANN_BIND_COMPLETED) || volumeName !== '') {
+    stats.queries++;
+    const volume = volumeName ? await liveVolume(cache, cluster, volumeName) : undefined;
+    return { claim, volumes: volume ? [volume] : [], classes };
+  }
+
+  stats.queries++;
+  const prebound = await collect(
+    cache.queryIndex(CLAIM_REF_INDEX, claimRefPk(cluster, claim.metadata.namespace ?? '', claim.metadata.name)),
+    stats,
+  );
+  let delayBinding: boolean;
+  try {
+    delayBinding = isDelayBindingMode(claim, classes);
+  } catch {
+    return { claim, volumes: prebound, classes }; // the core reports the class error
+  }
+  if (delayBinding) return { claim, volumes: prebound, classes }; // only pre-bound volumes can bind
+
+  let from: string;
+  try {
+    from = padBytes(quantityBytes(claimRequest(claim)));
+  } catch {
+    from = padBytes(0n);
+  }
+  const className = getPersistentVolumeClaimClass(claim);
+  const candidates = [...prebound];
+  const pageSize = sources.matchPageSize ?? 16;
+  for (const set of supersetsOf(claim.spec.accessModes)) {
+    const key = accessModesIndexKey(set);
+    const preboundHere = prebound.filter((v) => accessModesIndexKey(v.spec.accessModes) === key);
+    let found = false;
+    for (const limit of [pageSize, pageSize * 8, undefined]) {
+      stats.queries++;
+      const page = await collect(cache.queryIndex(VOLUME_MATCH_INDEX, volumeMatchPk(cluster, className, set), { from, ...(limit ? { limit } : {}) }), stats);
+      const free = page.filter((v) => !v.spec.claimRef);
+      if (findMatchingVolume(claim, [...preboundHere, ...free], false)) {
+        candidates.push(...free);
+        found = true;
+        break;
+      }
+      if (limit === undefined || page.length < limit) break;
+    }
+    if (found) break;
+  }
+  return { claim, volumes: candidates, classes };
+}
+
+/**
+ * The snapshot syncVolume needs. The claim comes from the cache; when it is missing there and the
+ * volume is neither Released nor Failed, or its uid differs from the claimRef's, from a live GET
+ * (upstream: informer, then API server), so a volume is never released on a stale cache.
+ */
+export async function loadVolumeSnapshot(sources: SnapshotSources, volume: PersistentVolume): Promise<VolumeSnapshot> {
+  const ref = volume.spec.claimRef;
+  if (!ref || !ref.uid) return { volume };
+  const namespace = ref.namespace ?? '';
+  const name = ref.name ?? '';
+  const hit = await sources.cache.get(sources.cluster, 'PersistentVolumeClaim', `${namespace}/${name}`);
+  let claim = hit && !hit.deleted ? (hit.object as unknown as PersistentVolumeClaim) : undefined;
+  const phase = volume.status?.phase;
+  if (!claim && phase !== VolumePhase.Released && phase !== VolumePhase.Failed) {
+    claim = await sources.api.readClaim(namespace, name);
+  } else if (claim && claim.metadata.uid !== ref.uid) {
+    claim = await sources.api.readClaim(namespace, name);
+  }
+  return claim ? { volume, claim } : { volume };
+}
