@@ -196,7 +196,12 @@ export class KubeClients {
     }
     const eksClient = this.#eks;
     const credentials = this.#credentials ?? (() => eksClient.config.credentials());
-    const { token, expiresAt } = await createEksToken({ clusterName: eks.name, region, credentials: await credentials() });
+    const { token, expiresAt } = await createEksToken({
+      clusterName: eks.name,
+      region,
+      credentials: await credentials(),
+      signingDate: new Date(this.#now()),
+    });
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromOptions({
       clusters: [{ name: cluster, server: endpoint, caData, skipTLSVerify: false }],
