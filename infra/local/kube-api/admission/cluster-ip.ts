@@ -2,9 +2,9 @@
  * Service ClusterIP allocation (`pkg/registry/core/service/ipallocator`, `storage/alloc.go`), run as the
  * last admission step so the POST response already carries `spec.clusterIP` and `spec.clusterIPs`.
  *
- * The allocated set is the store itself (every stored Service's clusterIPs) plus reservations made by
- * requests not yet committed, so it is rebuilt from the store at start and an IP is free again once its
- * Service is gone. The first address belongs to the `kubernetes` Service; dynamic picks come from the
+ * The allocated set is the store itself (every stored Service's clusterIPs): the store admits and
+ * commits a write synchronously, so it is rebuilt from the store at start, an IP is free again once its
+ * Service is gone, and a create rejected after admission holds nothing. The first address belongs to the `kubernetes` Service; dynamic picks come from the
  * upper part of the range (ServiceIPStaticSubrange), the lower band is kept for requested IPs.
  */
 import type { AdmissionPlugin, AdmissionRequest, KubeObject, Store } from '../types.ts';
@@ -20,9 +20,6 @@ export class ServiceCidrError extends Error {
   }
 }
 
-/** How long a reservation made by an admitted but not yet stored create keeps its IP. */
-const RESERVATION_MS = 30_000;
-
 /** An IPv4 range allocator over a store of Services. */
 export class ClusterIPAllocator {
   readonly cidr: string;
@@ -32,7 +29,6 @@ export class ClusterIPAllocator {
   readonly #size: number;
   /** Size of the lower band reserved for requested IPs. */
   readonly #offset: number;
-  readonly #reserved = new Map<string, { key: string; at: number }>();
 
   constructor(cidr: string) {
     const m = /^(\d+\.\d+\.\d+\.\d+)\/(\d+)$/.exec(cidr);
@@ -58,20 +54,12 @@ export class ClusterIPAllocator {
     return n !== undefined && n >= this.#base && n < this.#base + this.#size;
   }
 
-  /** Every IP held by a stored Service (other than `except`) or by a live reservation. */
+  /** Every IP held by a stored Service other than `exceptKey` (`namespace/name`). */
   used(store: Store, exceptKey?: string): Set<string> {
     const used = new Set<string>();
-    const stored = new Set<string>();
     for (const svc of store.list('/services')) {
-      const key = `${svc.metadata.namespace}/${svc.metadata.name}`;
-      stored.add(key);
-      if (key === exceptKey) continue;
+      if (`${svc.metadata.namespace}/${svc.metadata.name}` === exceptKey) continue;
       for (const ip of clusterIPsOf(svc)) used.add(ip);
-    }
-    const now = Date.now();
-    for (const [ip, r] of this.#reserved) {
-      if (now - r.at > RESERVATION_MS || stored.has(r.key)) this.#reserved.delete(ip);
-      else if (r.key !== exceptKey) used.add(ip);
     }
     return used;
   }
@@ -89,7 +77,6 @@ export class ClusterIPAllocator {
       if (used.has(requested) || (requested === this.kubernetesServiceIP && key !== 'default/kubernetes')) {
         throw new AllocationError('provided IP is already allocated');
       }
-      this.#reserve(requested, key);
       return requested;
     }
     // Index 0 is the kubernetes Service's; dynamic picks start in the upper band at a random point.
@@ -106,12 +93,7 @@ export class ClusterIPAllocator {
     };
     const ip = pick(Math.max(this.#offset, 1), this.#size) ?? pick(1, Math.max(this.#offset, 1));
     if (!ip) throw new AllocationError('range is full');
-    this.#reserve(ip, key);
     return ip;
-  }
-
-  #reserve(ip: string, key: string): void {
-    this.#reserved.set(ip, { key, at: Date.now() });
   }
 }
 
