@@ -1,6 +1,5 @@
 /**
  * The controllers' resync sources, loaded for their side effect (each module calls `registerResync`).
- * A controller that has a level-triggered resync adds one import line here, e.g.
- * `import '../binder/resync.ts';`.
+ * A controller with a level-triggered resync adds one import line here.
  */
-export {};
+import '../binder/resync.ts';
