@@ -4,9 +4,10 @@
  */
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { Logger } from '@aws-lambda-powertools/logger';
-import { SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import '../lib/resync/registrations.ts';
 import { ENV } from '../lib/runtime/reconcile.ts';
+import { createSqsClient } from '../lib/runtime/sqs.ts';
 import { runResync, type ResyncReport } from '../lib/resync/run.ts';
 import { createDocumentClient } from '../lib/state/client.ts';
 import { tableNames } from '../lib/state/schema.ts';
@@ -28,7 +29,7 @@ export function queueUrls(env: NodeJS.ProcessEnv = process.env): Record<string, 
 /** The Lambda entry point. */
 export async function handler(_event: ScheduledEvent | Record<string, unknown>, context?: Context): Promise<ResyncReport> {
   if (context) logger.addContext(context);
-  clients ??= { doc: createDocumentClient(), sqs: new SQSClient({}) };
+  clients ??= { doc: createDocumentClient(), sqs: createSqsClient() };
   return runResync({
     doc: clients.doc,
     sqs: clients.sqs,

@@ -32,7 +32,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
-import { ChangeMessageVisibilityCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { KubeClients } from '../kube/client.ts';
 import { retryAfterMs } from '../kube/errors.ts';
 import { KubeEventRecorder, type EventRecorder, type InvolvedObject } from '../kube/recorder.ts';
@@ -45,6 +45,7 @@ import { SyncMarkers } from '../state/sync.ts';
 import { ClusterEventSchema, splitKey, type ClusterEvent, type WatchedKind } from './message.ts';
 import { createLogger, createMetrics, METRIC } from './observability.ts';
 import { ENV, TerminalError, type Controller, type ReconcileRequest } from './reconcile.ts';
+import { createSqsClient } from './sqs.ts';
 import { planWait } from './wait.ts';
 
 /** What every reconcile gets from the runtime (controllers may wrap it with {@link SqsHandlerOptions.context}). */
@@ -183,7 +184,7 @@ export function createSqsHandler<Ctx = RuntimeContext>(controller: Controller<Ct
     services = {
       doc,
       tables,
-      sqs: options.sqs ?? new SQSClient({}),
+      sqs: options.sqs ?? createSqsClient(),
       backoff: new BackoffStore({ doc, table: tables.control, limiter, now }),
       sync: new SyncMarkers(doc, tables.control, { now }),
       leases: new LeaseStore({ doc, table: tables.control, now }),
