@@ -93,7 +93,8 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
     const cache = new ObjectCache(ctx.doc, ctx.tables.cache);
     const entry = await cache.get(cluster, 'PersistentVolumeClaim', request.key);
     const cached = entry && !entry.deleted ? (entry.object as PersistentVolumeClaim) : undefined;
-    const uid = cached?.metadata.uid ?? request.event.uid;
+    // A deleted claim: the tombstone (or the message) still names its UID, which keys its in-progress record.
+    const uid = cached?.metadata.uid ?? (entry?.uid || request.event.uid);
     if (!uid) return;
     const records = new ClaimRecords(ctx.doc, ctx.tables.control, clock);
     const record = await records.get(cluster, uid);
