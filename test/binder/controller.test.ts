@@ -1,0 +1,370 @@
+/**
+ * The binder shell against the real stand-ins: the Kubernetes API emulator over HTTP (objects created
+ * with @kubernetes/client-node), dynalite holding the object cache and the event-correlation records.
+ * The test plays the forwarder (it copies what the API returns into the cache, as the forwarder does
+ * before publishing) and the queue (it reconciles the keys the binder asked to requeue).
+ */
+process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { CoreV1Api, KubeConfig, StorageV1Api, type CoreV1Event } from '@kubernetes/client-node';
+import { startKubeApi, type KubeApi } from '../../infra/local/kube-api/index.ts';
+import { KubeEventRecorder } from '../../lib/kube/recorder.ts';
+import { isConflict, statusCode } from '../../lib/kube/errors.ts';
+import type { WatchedKind } from '../../lib/runtime/message.ts';
+import { ObjectCache } from '../../lib/state/cache.ts';
+import { BinderApi } from '../../lib/binder/api.ts';
+import { COMPONENT } from '../../lib/binder/constants.ts';
+import { reconcileBinder, type BinderDeps, type BinderOutcome } from '../../lib/binder/controller.ts';
+import { startDynalite, type Dynalite } from '../support/dynalite.ts';
+
+const CLUSTER = 'local';
+
+const json = <T>(o: unknown): T => JSON.parse(JSON.stringify(o)) as T;
+
+describe('binder shell against the emulator and dynalite', () => {
+  let kube: KubeApi;
+  let db: Dynalite;
+  let core: CoreV1Api;
+  let storageV1: StorageV1Api;
+  let cache: ObjectCache;
+  let deps: BinderDeps;
+  let queue: Array<{ kind: WatchedKind; key: string }>;
+  let ns: string;
+  let counter = 0;
+
+  before(async () => {
+    kube = await startKubeApi({ port: 0 });
+    db = await startDynalite();
+    const kc = new KubeConfig();
+    kc.loadFromString(kube.kubeconfig());
+    core = kc.makeApiClient(CoreV1Api);
+    storageV1 = kc.makeApiClient(StorageV1Api);
+    cache = new ObjectCache(db.doc, db.tables.cache);
+    queue = [];
+    deps = {
+      cluster: CLUSTER,
+      cache,
+      api: new BinderApi(core),
+      recorder: new KubeEventRecorder({ api: core, component: COMPONENT, cluster: CLUSTER, doc: db.doc, table: db.tables.control, onError: () => {} }),
+      enqueue: async (kind, key) => void queue.push({ kind, key }),
+    };
+  });
+  after(async () => {
+    await kube.stop();
+    await db.stop();
+  });
+  beforeEach(async () => {
+    ns = `ns${++counter}`;
+    await core.createNamespace({ body: { metadata: { name: ns } } });
+    queue.length = 0;
+  });
+
+  /** The forwarder's part: the API's current object into the cache. */
+  async function observePV(name: string): Promise<void> {
+    try {
+      await cache.put(CLUSTER, 'PersistentVolume', json(await core.readPersistentVolume({ name })));
+    } catch (error) {
+      if (statusCode(error) !== 404) throw error;
+      const hit = await cache.get(CLUSTER, 'PersistentVolume', name);
+      if (hit && !hit.deleted) await cache.remove(CLUSTER, 'PersistentVolume', hit.object, hit.rv + 1_000_000);
+    }
+  }
+  async function observePVC(name: string): Promise<void> {
+    try {
+      await cache.put(CLUSTER, 'PersistentVolumeClaim', json(await core.readNamespacedPersistentVolumeClaim({ name, namespace: ns })));
+    } catch (error) {
+      if (statusCode(error) !== 404) throw error;
+      const hit = await cache.get(CLUSTER, 'PersistentVolumeClaim', `${ns}/${name}`);
+      if (hit && !hit.deleted) await cache.remove(CLUSTER, 'PersistentVolumeClaim', hit.object, hit.rv + 1_000_000);
+    }
+  }
+  const reconcile = (kind: WatchedKind, key: string): Promise<BinderOutcome> =>
+    reconcileBinder({ kind, key, event: { v: 1, cluster: CLUSTER, kind, type: 'MODIFIED', key, uid: '', resourceVersion: '0', observedAt: new Date().toISOString() } }, deps);
+
+  async function createPV(name: string, size: string, extra: { policy?: string; className?: string; claimRef?: { name: string; uid?: string }; modes?: string[] } = {}) {
+    await core.createPersistentVolume({
+      body: {
+        metadata: { name },
+        spec: {
+          capacity: { storage: size },
+          accessModes: extra.modes ?? ['ReadWriteOnce'],
+          persistentVolumeReclaimPolicy: extra.policy ?? 'Retain',
+          storageClassName: extra.className ?? ns,
+          hostPath: { path: `/tmp/${name}` },
+          ...(extra.claimRef ? { claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: ns, name: extra.claimRef.name, uid: extra.claimRef.uid } } : {}),
+        },
+      },
+    });
+    await observePV(name);
+    await reconcile('PersistentVolume', name); // syncVolume: Pending → Available
+  }
+  /** Volumes are cluster-scoped: each test uses its namespace as its class, so tests never share volumes. */
+  async function createPVC(name: string, size: string, className: string | null = ns, modes = ['ReadWriteOnce']) {
+    const out = await core.createNamespacedPersistentVolumeClaim({
+      namespace: ns,
+      body: {
+        metadata: { name },
+        spec: { accessModes: modes, resources: { requests: { storage: size } }, ...(className !== null ? { storageClassName: className } : {}) },
+      },
+    });
+    await observePVC(name);
+    return out;
+  }
+  const pvc = (name: string) => core.readNamespacedPersistentVolumeClaim({ name, namespace: ns });
+  const pv = (name: string) => core.readPersistentVolume({ name });
+  async function eventsFor(name: string): Promise<CoreV1Event[]> {
+    const list = await core.listNamespacedEvent({ namespace: ns });
+    return list.items.filter((e) => e.involvedObject.name === name);
+  }
+  /** Reconciles requeued keys until the queue is empty (the FIFO queue's part). */
+  async function drain(): Promise<void> {
+    for (let i = 0; queue.length && i < 50; i++) {
+      const { kind, key } = queue.shift()!;
+      await reconcile(kind, key);
+    }
+  }
+
+  it('binds each claim to the smallest sufficient volume with upstream\'s four writes', async () => {
+    const sizes = ['1Gi', '2Gi', '5Gi', '10Gi', '20Gi'];
+    for (const s of sizes) await createPV(`${ns}-pv-${s.toLowerCase()}`, s);
+    for (const s of sizes) assert.equal((await pv(`${ns}-pv-${s.toLowerCase()}`)).status?.phase, 'Available');
+    const wants = [['c-small', '1500Mi', '2Gi'], ['c-mid', '4Gi', '5Gi'], ['c-exact', '10Gi', '10Gi']];
+    for (const [claim, request, expected] of wants) {
+      await createPVC(claim, request);
+      const before = { ...snapshotCounts() };
+      const outcome = await reconcile('PersistentVolumeClaim', `${ns}/${claim}`);
+      assert.equal(outcome.writes, 4, 'PV, PV status, PVC, PVC status');
+      const after = snapshotCounts();
+      assert.equal(after['update persistentvolumes'] - before['update persistentvolumes'], 1);
+      assert.equal(after['update persistentvolumes/status'] - before['update persistentvolumes/status'], 1);
+      assert.equal(after['update persistentvolumeclaims'] - before['update persistentvolumeclaims'], 1);
+      assert.equal(after['update persistentvolumeclaims/status'] - before['update persistentvolumeclaims/status'], 1);
+      const bound = await pvc(claim);
+      assert.equal(bound.spec?.volumeName, `${ns}-pv-${expected.toLowerCase()}`);
+      assert.equal(bound.status?.phase, 'Bound');
+      assert.equal(bound.metadata?.annotations?.['pv.kubernetes.io/bind-completed'], 'yes');
+      assert.equal(bound.metadata?.annotations?.['pv.kubernetes.io/bound-by-controller'], 'yes');
+      assert.equal(bound.status?.capacity?.storage, expected);
+      const volume = await pv(`${ns}-pv-${expected.toLowerCase()}`);
+      assert.equal(volume.status?.phase, 'Bound');
+      assert.equal(volume.spec?.claimRef?.uid, bound.metadata?.uid);
+      // The cache holds what the API returned (the shell wrote it back).
+      const cached = await cache.get(CLUSTER, 'PersistentVolumeClaim', `${ns}/${claim}`);
+      assert.equal(cached?.object.metadata?.resourceVersion, bound.metadata?.resourceVersion);
+      // A second reconcile of a bound claim writes nothing.
+      assert.equal((await reconcile('PersistentVolumeClaim', `${ns}/${claim}`)).writes, 0);
+    }
+  });
+
+  function snapshotCounts(): Record<string, number> {
+    const keys = ['update persistentvolumes', 'update persistentvolumes/status', 'update persistentvolumeclaims', 'update persistentvolumeclaims/status'];
+    return Object.fromEntries(keys.map((k) => [k, kube.requests.count(...(k.split(' ') as [never, string]))]));
+  }
+
+  it('the reads of a bind do not grow with the number of volumes (index Queries, never a Scan)', async () => {
+    const readsWith = async (extra: number, tag: string): Promise<BinderOutcome['stats']> => {
+      // Bigger volumes of the same class and modes, only in the cache (the bind never writes them).
+      for (let i = 0; i < extra; i++) {
+        await cache.put(CLUSTER, 'PersistentVolume', {
+          apiVersion: 'v1', kind: 'PersistentVolume',
+          metadata: { name: `${ns}-${tag}-${i}`, uid: `${tag}-${i}`, resourceVersion: '1' },
+          spec: { capacity: { storage: `${100 + i}Gi` }, accessModes: ['ReadWriteOnce'], storageClassName: ns, persistentVolumeReclaimPolicy: 'Retain' },
+          status: { phase: 'Available' },
+        });
+      }
+      await createPV(`${ns}-${tag}-fit`, '1Gi');
+      await createPVC(`${tag}-claim`, '1Gi');
+      const outcome = await reconcile('PersistentVolumeClaim', `${ns}/${tag}-claim`);
+      assert.equal((await pvc(`${tag}-claim`)).spec?.volumeName, `${ns}-${tag}-fit`);
+      return outcome.stats;
+    };
+    const few = await readsWith(5, 'few');
+    const many = await readsWith(300, 'many');
+    assert.equal(many.queries, few.queries);
+    assert.ok(many.itemsRead <= 16 + 1, `items read ${many.itemsRead}`);
+  });
+
+  it('a claim with no volume stays Pending with one aggregated FailedBinding event', async () => {
+    await createPVC('lonely', '1Ti', '');
+    for (let i = 0; i < 3; i++) await reconcile('PersistentVolumeClaim', `${ns}/lonely`);
+    assert.equal((await pvc('lonely')).status?.phase, 'Pending');
+    const events = await eventsFor('lonely');
+    assert.equal(events.length, 1);
+    assert.equal(events[0].reason, 'FailedBinding');
+    assert.equal(events[0].type, 'Normal');
+    assert.equal(events[0].count, 3);
+    assert.equal(events[0].source?.component, 'persistentvolume-controller');
+    assert.equal(events[0].message, 'no persistent volumes available for this claim and no storage class is set');
+  });
+
+  it('a volume becoming Available requeues the pending claims it can satisfy', async () => {
+    await createPVC('waiting', '3Gi');
+    await createPVC('too-big', '30Gi');
+    await reconcile('PersistentVolumeClaim', `${ns}/waiting`);
+    await reconcile('PersistentVolumeClaim', `${ns}/too-big`);
+    await observePVC('waiting');
+    await observePVC('too-big');
+    queue.length = 0;
+    await createPV(`${ns}-late`, '4Gi');
+    assert.deepEqual(queue.filter((q) => q.key.startsWith(`${ns}/`)), [{ kind: 'PersistentVolumeClaim', key: `${ns}/waiting` }]);
+    await drain();
+    assert.equal((await pvc('waiting')).spec?.volumeName, `${ns}-late`);
+    assert.equal((await pvc('too-big')).status?.phase, 'Pending');
+  });
+
+  it('pre-bound volume and pre-bound claim', async () => {
+    await createPV(`${ns}-big`, '10Gi', { claimRef: { name: 'wants-big' } });
+    await createPV(`${ns}-small`, '1Gi');
+    await createPVC('wants-big', '1Gi');
+    await reconcile('PersistentVolumeClaim', `${ns}/wants-big`);
+    assert.equal((await pvc('wants-big')).spec?.volumeName, `${ns}-big`, 'the pre-bound volume wins over a smaller free one');
+    assert.equal((await pv(`${ns}-big`)).metadata?.annotations?.['pv.kubernetes.io/bound-by-controller'], undefined);
+
+    await createPV(`${ns}-named`, '5Gi');
+    await core.createNamespacedPersistentVolumeClaim({
+      namespace: ns,
+      body: { metadata: { name: 'names-it' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName: ns, volumeName: `${ns}-named` } },
+    });
+    await observePVC('names-it');
+    await reconcile('PersistentVolumeClaim', `${ns}/names-it`);
+    const claim = await pvc('names-it');
+    assert.equal(claim.status?.phase, 'Bound');
+    assert.equal(claim.metadata?.annotations?.['pv.kubernetes.io/bound-by-controller'], undefined);
+    assert.equal((await pv(`${ns}-named`)).metadata?.annotations?.['pv.kubernetes.io/bound-by-controller'], 'yes');
+  });
+
+  it('deleting a claim releases its volume (Retain stays Released; Delete without a deleter fails)', async () => {
+    await createPV(`${ns}-keep`, '1Gi');
+    await createPV(`${ns}-del`, '2Gi', { policy: 'Delete' });
+    await createPVC('keep', '1Gi');
+    await createPVC('del', '2Gi');
+    await reconcile('PersistentVolumeClaim', `${ns}/keep`);
+    await reconcile('PersistentVolumeClaim', `${ns}/del`);
+    for (const name of ['keep', 'del']) {
+      await core.deleteNamespacedPersistentVolumeClaim({ name, namespace: ns });
+      // pvc-protection lets it go (no pod uses it); wait until the API no longer has it.
+      for (let i = 0; i < 100; i++) {
+        try {
+          await pvc(name);
+          await new Promise((r) => setTimeout(r, 20));
+        } catch {
+          break;
+        }
+      }
+      await observePVC(name);
+      await reconcile('PersistentVolumeClaim', `${ns}/${name}`); // deleteClaim → requeue its volume
+    }
+    assert.deepEqual(queue.map((q) => q.key), [`${ns}-keep`, `${ns}-del`]);
+    await drain();
+    const kept = await pv(`${ns}-keep`);
+    assert.equal(kept.status?.phase, 'Released');
+    assert.equal(kept.spec?.claimRef?.name, 'keep', 'Retain keeps the claimRef');
+    const failed = await pv(`${ns}-del`);
+    assert.equal(failed.status?.phase, 'Failed');
+    assert.equal(failed.status?.message, `error getting deleter volume plugin for volume "${ns}-del": no volume plugin matched`);
+    const warning = (await core.listEventForAllNamespaces()).items.find((e) => e.involvedObject.name === `${ns}-del`);
+    assert.equal(warning?.reason, 'VolumeFailedDelete');
+  });
+
+  it('a claim whose volume is deleted becomes Lost', async () => {
+    await createPV(`${ns}-gone`, '1Gi');
+    await createPVC('loses', '1Gi');
+    await reconcile('PersistentVolumeClaim', `${ns}/loses`);
+    await core.deletePersistentVolume({ name: `${ns}-gone` });
+    // pv-protection holds a Bound volume: an admin forces it away by dropping the finalizer.
+    const stuck = await pv(`${ns}-gone`);
+    await core.replacePersistentVolume({ name: `${ns}-gone`, body: { ...stuck, metadata: { ...stuck.metadata, finalizers: [] } } });
+    await observePV(`${ns}-gone`);
+    await reconcile('PersistentVolume', `${ns}-gone`); // deleteVolume → requeue its claim
+    await drain();
+    const claim = await pvc('loses');
+    assert.equal(claim.status?.phase, 'Lost');
+    const events = await eventsFor('loses');
+    assert.equal(events[0]?.reason, 'ClaimLost');
+    assert.equal(events[0]?.message, 'Bound claim has lost its PersistentVolume. Data on the volume is lost!');
+  });
+
+  it('a 409 stops the sync without a blind overwrite; a crash between the PV and PVC writes heals', async () => {
+    await createPV(`${ns}-c`, '1Gi');
+    await createPVC('conflicted', '1Gi');
+    kube.faults.inject({ verb: 'update', resource: 'persistentvolumes', name: `${ns}-c`, count: 1, status: 409 });
+    await assert.rejects(reconcile('PersistentVolumeClaim', `${ns}/conflicted`), (e: unknown) => isConflict(e));
+    assert.equal((await pv(`${ns}-c`)).spec?.claimRef, undefined);
+    // Now the PVC write fails after both PV writes succeeded (the function "crashes" there).
+    kube.faults.inject({ verb: 'update', resource: 'persistentvolumeclaims', name: 'conflicted', count: 1, status: 500 });
+    await assert.rejects(reconcile('PersistentVolumeClaim', `${ns}/conflicted`), (e: unknown) => statusCode(e) === 500);
+    assert.equal((await pv(`${ns}-c`)).status?.phase, 'Bound');
+    assert.equal((await pvc('conflicted')).spec?.volumeName ?? '', '');
+    const outcome = await reconcile('PersistentVolumeClaim', `${ns}/conflicted`);
+    assert.equal(outcome.writes, 2, 'only the claim side is left to write');
+    assert.equal((await pvc('conflicted')).status?.phase, 'Bound');
+  });
+
+  it('stale cache: a write computed from an old resourceVersion gets 409 and the retry converges', async () => {
+    await createPV(`${ns}-s`, '1Gi');
+    await createPVC('stale', '1Gi');
+    // Someone changes the volume behind the cache's back.
+    const current = await pv(`${ns}-s`);
+    await core.replacePersistentVolume({ name: `${ns}-s`, body: { ...current, metadata: { ...current.metadata, labels: { touched: 'yes' } } } });
+    await assert.rejects(reconcile('PersistentVolumeClaim', `${ns}/stale`), (e: unknown) => isConflict(e));
+    assert.equal((await pv(`${ns}-s`)).metadata?.labels?.touched, 'yes');
+    await observePV(`${ns}-s`); // the forwarder delivers the newer version
+    await reconcile('PersistentVolumeClaim', `${ns}/stale`);
+    const bound = await pv(`${ns}-s`);
+    assert.equal(bound.status?.phase, 'Bound');
+    assert.equal(bound.metadata?.labels?.touched, 'yes', 'the other writer\'s change survived');
+  });
+
+  it('external provisioner: both annotations and ExternalProvisioning, then binds to the PV it creates', async () => {
+    const className = `${ns}-ext`;
+    await storageV1.createStorageClass({ body: { metadata: { name: className }, provisioner: 'ext.example.com', volumeBindingMode: 'Immediate' } });
+    await cache.put(CLUSTER, 'StorageClass', json(await storageV1.readStorageClass({ name: className })));
+    const created = await createPVC('dyn', '1Gi', className);
+    await reconcile('PersistentVolumeClaim', `${ns}/dyn`);
+    let claim = await pvc('dyn');
+    assert.equal(claim.metadata?.annotations?.['volume.kubernetes.io/storage-provisioner'], 'ext.example.com');
+    assert.equal(claim.metadata?.annotations?.['volume.beta.kubernetes.io/storage-provisioner'], 'ext.example.com');
+    assert.equal((await eventsFor('dyn'))[0]?.reason, 'ExternalProvisioning');
+    // The provisioner creates the PV pointing at the claim.
+    await core.createPersistentVolume({
+      body: {
+        metadata: { name: `pvc-${created.metadata?.uid}`, annotations: { 'pv.kubernetes.io/provisioned-by': 'ext.example.com' } },
+        spec: {
+          capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], persistentVolumeReclaimPolicy: 'Delete', storageClassName: className,
+          csi: { driver: 'ext.example.com', volumeHandle: 'vol-1' },
+          claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: ns, name: 'dyn', uid: created.metadata?.uid },
+        },
+      },
+    });
+    await observePV(`pvc-${created.metadata?.uid}`);
+    await observePVC('dyn');
+    queue.length = 0;
+    await reconcile('PersistentVolume', `pvc-${created.metadata?.uid}`);
+    assert.deepEqual(queue, [{ kind: 'PersistentVolumeClaim', key: `${ns}/dyn` }]);
+    await drain();
+    claim = await pvc('dyn');
+    assert.equal(claim.status?.phase, 'Bound');
+    assert.equal(claim.spec?.volumeName, `pvc-${created.metadata?.uid}`);
+  });
+
+  it('retroactive default class: a class-less claim gets the default as soon as it appears', async () => {
+    await createPVC('classless', '1Gi', null);
+    await reconcile('PersistentVolumeClaim', `${ns}/classless`);
+    assert.equal((await pvc('classless')).spec?.storageClassName, undefined);
+    const className = `${ns}-default`;
+    await storageV1.createStorageClass({
+      body: { metadata: { name: className, annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } }, provisioner: 'ext.example.com', volumeBindingMode: 'Immediate' },
+    });
+    await cache.put(CLUSTER, 'StorageClass', json(await storageV1.readStorageClass({ name: className })));
+    queue.length = 0;
+    await reconcile('StorageClass', className);
+    assert.ok(queue.some((q) => q.key === `${ns}/classless`));
+    await drain();
+    assert.equal((await pvc('classless')).spec?.storageClassName, className);
+    await storageV1.deleteStorageClass({ name: className });
+    const hit = await cache.get(CLUSTER, 'StorageClass', className);
+    await cache.remove(CLUSTER, 'StorageClass', hit!.object, hit!.rv + 1_000_000);
+  });
+});
