@@ -9,12 +9,14 @@
  *   600 s, and every one after it, is recorded as one Event with the message
  *   `"(combined from similar events): " + message`.
  * - **Names:** `<involvedObject.name>.<hex unix nanos>`, in the object's namespace or `default`.
+ * - **Spam filter:** at most 25 events (creates or patches) per (source, involvedObject) in a burst, refilled
+ *   at one per 300 s (client-go `EventSourceObjectSpamFilter` defaults); events over it are dropped.
  * - 409 AlreadyExists on create is dropped, as upstream does. Recording never throws: a failure to record an
  *   event is logged, not propagated into the reconcile.
  *
  * Control-table records: `event#<cluster>#<sha256(key)>` (name, count, validUntil epoch ms: the API
  * server's 1 h event TTL) and `eventagg#<cluster>#<sha256(aggregateKey)>` (the set of message hashes seen,
- * lastTimestamp epoch ms).
+ * lastTimestamp epoch ms) and `eventspam#<cluster>#<sha256(spamKey)>` (tokens, updatedAt epoch ms).
  */
 import { createHash } from 'node:crypto';
 import { format } from 'node:util';
@@ -46,6 +48,9 @@ export const AGGREGATE_INTERVAL_MS = 600_000;
 /** The API server's default `--event-ttl`: after it the Event is gone and a repeat creates a new one. */
 export const EVENT_TTL_MS = 3_600_000;
 export const COMBINED_PREFIX = '(combined from similar events): ';
+/** client-go `defaultSpamBurst` / `defaultSpamQPS`. */
+export const SPAM_BURST = 25;
+export const SPAM_QPS = 1 / 300;
 
 export interface KubeEventRecorderOptions {
   /** The cluster's core/v1 API (or a function that resolves it lazily). */
@@ -131,6 +136,8 @@ export class KubeEventRecorder implements EventRecorder {
     const aggregateKey = JSON.stringify([this.#component, this.#host ?? '', object.apiVersion ?? '', object.kind ?? '', namespace, meta.name, meta.uid ?? '', '', type, reason]);
     const combined = await this.#aggregate(aggregateKey, rawMessage, now);
     const message = combined ? COMBINED_PREFIX + rawMessage : rawMessage;
+    const spamKey = JSON.stringify([this.#component, this.#host ?? '', object.kind ?? '', namespace, meta.name, meta.uid ?? '', object.apiVersion ?? '']);
+    if (!(await this.#allow(spamKey, now))) return;
     const eventKey = combined ? aggregateKey : JSON.stringify([aggregateKey, rawMessage]);
     const statePk = `event#${this.#cluster}#${sha(eventKey)}`;
     const api = await this.#api();
@@ -201,6 +208,33 @@ export class KubeEventRecorder implements EventRecorder {
       );
       return AGGREGATE_MAX_EVENTS <= 1;
     }
+  }
+
+  /** Takes one token from the (source, object) spam bucket; false when it is empty. */
+  async #allow(spamKey: string, now: number): Promise<boolean> {
+    const pk = `eventspam#${this.#cluster}#${sha(spamKey)}`;
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const { Item } = await this.#doc.send(new GetCommand({ TableName: this.#table, Key: { pk }, ConsistentRead: true }));
+      const previous = Item as { tokens: number; updatedAt: number } | undefined;
+      const tokens = previous
+        ? Math.min(SPAM_BURST, previous.tokens + (Math.max(0, now - previous.updatedAt) / 1000) * SPAM_QPS)
+        : SPAM_BURST;
+      if (tokens < 1) return false;
+      try {
+        await this.#doc.send(
+          new PutCommand({
+            TableName: this.#table,
+            Item: { pk, tokens: tokens - 1, updatedAt: now, expiresAt: Math.ceil(now / 1000 + SPAM_BURST / SPAM_QPS) },
+            ConditionExpression: previous ? 'updatedAt = :u AND tokens = :t' : 'attribute_not_exists(pk)',
+            ExpressionAttributeValues: previous ? { ':u': previous.updatedAt, ':t': previous.tokens } : undefined,
+          }),
+        );
+        return true;
+      } catch (error) {
+        if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
+      }
+    }
+    return true;
   }
 
   async #get(pk: string): Promise<EventState | undefined> {

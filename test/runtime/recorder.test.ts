@@ -108,3 +108,38 @@ describe('KubeEventRecorder against the emulator (client-go correlation, state i
     assert.equal(errors.length, 1, 'the API refused (namespace not found); the error went to onError');
   });
 });
+
+describe('KubeEventRecorder spam filter (25 burst, one per 300 s per source and object)', () => {
+  let kube: KubeApi;
+  let db: Dynalite;
+  let api: CoreV1Api;
+  let clock = Date.parse('2026-11-21T12:00:00Z');
+  before(async () => {
+    [kube, db] = await Promise.all([startKubeApi({ port: 0 }), startDynalite()]);
+    const kc = new KubeConfig();
+    kc.loadFromString(kube.kubeconfig());
+    api = kc.makeApiClient(CoreV1Api);
+  });
+  after(async () => {
+    await Promise.all([kube.stop(), db.stop()]);
+  });
+
+  test('the 26th event about one object inside the burst is dropped; time refills the bucket', async () => {
+    const recorder = new KubeEventRecorder({ api, component: 'persistentvolume-controller', cluster: 'c1', doc: db.doc, table: db.tables.control, now: () => clock });
+    const claim = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'noisy', namespace: 'default', uid: 'uid-noisy' } };
+    const other = { ...claim, metadata: { ...claim.metadata, name: 'quiet', uid: 'uid-quiet' } };
+    for (let i = 0; i < 30; i++) {
+      clock += 10;
+      await recorder.event(claim, 'Normal', 'FailedBinding', 'no persistent volumes available for this claim and no storage class is set');
+    }
+    await recorder.event(other, 'Normal', 'FailedBinding', 'no persistent volumes available for this claim and no storage class is set');
+    const counts = async (name: string) =>
+      (await api.listNamespacedEvent({ namespace: 'default' })).items.filter((e) => e.involvedObject.name === name).map((e) => e.count);
+    assert.deepEqual(await counts('noisy'), [25]);
+    assert.deepEqual(await counts('quiet'), [1], 'another object has its own bucket');
+    clock += 300_000;
+    await recorder.event(claim, 'Normal', 'FailedBinding', 'no persistent volumes available for this claim and no storage class is set');
+    await recorder.event(claim, 'Normal', 'FailedBinding', 'no persistent volumes available for this claim and no storage class is set');
+    assert.deepEqual(await counts('noisy'), [26], 'one token per 300 s');
+  });
+});
