@@ -194,8 +194,9 @@ function finish(outcome: Partial<ClaimOutcome> & Pick<ClaimOutcome, 'result'>): 
 export function planClaimSync(config: CoreConfig, provisioner: Provisioner, ctx: ProvisionContext, snapshot: ClaimSnapshot): ClaimPlan {
   const { claim, storageClass, now } = snapshot;
   let dropSlowRetry = false;
-  if (snapshot.slowRetry) {
-    const classChanged = storageClass !== undefined && storageClass.metadata.uid !== snapshot.slowRetry.classUid;
+  // Upstream `delayProvisioningIfRecentlyInfeasible`: skipped when the class cannot be read.
+  if (snapshot.slowRetry && storageClass) {
+    const classChanged = storageClass.metadata.uid !== snapshot.slowRetry.classUid;
     if (classChanged || snapshot.slowRetry.until <= now) {
       dropSlowRetry = true;
     } else {
@@ -207,7 +208,8 @@ export function planClaimSync(config: CoreConfig, provisioner: Provisioner, ctx:
 
   const should = shouldProvision(config, provisioner, ctx, claim, storageClass);
   if (should.error) return finish({ result: 'requeue', error: should.error, metrics: [failed(claim)], inProgress: 'keep', ...slow });
-  if (!should.should) return finish({ result: 'done', ...slow });
+  // Not ours (or not yet): `syncClaim` returns nil and leaves claimsInProgress alone.
+  if (!should.should) return finish({ result: 'done', inProgress: 'keep', ...slow });
 
   // provisionClaimOperation
   const pvName = volumeName(config, claim);

@@ -231,6 +231,28 @@ describe('TestInfeasibleRetry', () => {
   }
 });
 
+describe('claimsInProgress and the slow-retry gate (upstream syncClaim order)', () => {
+  const cls = newStorageClass('class-1', fb);
+  const rows: Array<{ name: string; claim: PersistentVolumeClaim; storageClass?: StorageClass; slowRetry?: { classUid: string; until: number }; result: string; inProgress: string; error?: RegExp }> = [
+    { name: 'not ours: done, the in-progress record is left alone', claim: newClaim('claim-1', 'uid-1', 'class-1', 'other/x', '', null), storageClass: cls, result: 'done', inProgress: 'keep' },
+    { name: 'already bound: done, record left alone', claim: newClaim('claim-1', 'uid-1', 'class-1', fb, 'pv-1', null), storageClass: cls, result: 'done', inProgress: 'keep' },
+    { name: 'class missing: retried, record left alone', claim: newClaim('claim-1', 'uid-1', 'class-1', fb, '', null), result: 'requeue', inProgress: 'keep', error: /storageClass "class-1" not found/ },
+    { name: 'in the slow-retry window: delayed, no metric', claim: newClaim('claim-1', 'uid-1', 'class-1', fb, '', null), storageClass: cls, slowRetry: { classUid: 'uid-class-1', until: 10 }, result: 'requeue', inProgress: 'keep', error: /previously failed with infeasible error/ },
+    { name: 'slow-retry gate is skipped when the class cannot be read', claim: newClaim('claim-1', 'uid-1', 'class-1', fb, '', null), slowRetry: { classUid: 'uid-class-1', until: 10 }, result: 'requeue', inProgress: 'keep', error: /storageClass "class-1" not found/ },
+  ];
+  for (const row of rows) {
+    it(row.name, () => {
+      const plan = planClaimSync(config(fb), new TestProvisioner(), ctx, { claim: row.claim, storageClass: row.storageClass, slowRetry: row.slowRetry, now: 0 });
+      assert.equal(plan.action, 'finish');
+      const outcome = (plan as Extract<ClaimPlan, { action: 'finish' }>).outcome;
+      assert.equal(outcome.result, row.result);
+      assert.equal(outcome.inProgress, row.inProgress);
+      if (row.error) assert.match(outcome.error!.message, row.error);
+      if (row.slowRetry && row.storageClass) assert.deepEqual(outcome.metrics, []);
+    });
+  }
+});
+
 describe('ProvisioningState handling (reference §5)', () => {
   const cls = newStorageClass('class-1', fb);
   const plan = (claim: PersistentVolumeClaim) => planClaimSync(config(fb), new TestProvisioner(), ctx, { claim, storageClass: cls, now: 0 }) as Extract<ClaimPlan, { action: 'provision' }>;
