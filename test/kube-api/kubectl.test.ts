@@ -1,0 +1,190 @@
+// kubectl compatibility: the real kubectl binary (Debian's kubernetes-client, or whichever kubectl is on PATH)
+// against the emulator with its real kinds, admission and controllers, over plain http.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile, spawn, spawnSync } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { startKubeApi, type KubeApi } from '../../infra/local/kube-api/index.ts';
+
+const run = promisify(execFile);
+const present = spawnSync('kubectl', ['version', '--client', '-o', 'json'], { encoding: 'utf8' });
+const available = present.status === 0;
+if (!available) {
+  console.error('\n*** kubectl is NOT installed: the kubectl compatibility test is SKIPPED. Install it with `apt-get install -y kubernetes-client` (npm test\'s pretest does). ***\n');
+}
+const minor = available ? Number.parseInt(JSON.parse(present.stdout).clientVersion.minor, 10) : 0;
+
+const MANIFEST = `
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: fast
+provisioner: example.com/csi
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata:
+  name: pv1
+spec:
+  capacity:
+    storage: 1Gi
+  accessModes: [ReadWriteOnce]
+  csi:
+    driver: example.com
+    volumeHandle: h1
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: c1
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: fast
+  resources:
+    requests:
+      storage: 1Gi
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: s1
+spec:
+  ports:
+  - port: 80
+---
+apiVersion: v1
+kind: Node
+metadata:
+  name: n1
+`;
+
+describe(`kubectl ${available ? `v1.${minor}` : '(absent)'} against the emulator`, { skip: !available && 'kubectl is not installed' }, () => {
+  let api: KubeApi;
+  let dir: string;
+  let env: NodeJS.ProcessEnv;
+  const kubectl = async (...args: string[]): Promise<string> => {
+    try {
+      return (await run('kubectl', args, { env, timeout: 30_000 })).stdout;
+    } catch (err) {
+      const e = err as { stderr?: string; message: string };
+      throw new Error(`kubectl ${args.join(' ')} failed: ${e.stderr ?? e.message}`);
+    }
+  };
+  const getJson = async (...args: string[]): Promise<any> => JSON.parse(await kubectl('get', ...args, '-o', 'json'));
+
+  before(async () => {
+    api = await startKubeApi();
+    dir = await mkdtemp(join(tmpdir(), 'kubectl-'));
+    await api.writeKubeconfig(join(dir, 'config'));
+    await writeFile(join(dir, 'objects.yaml'), MANIFEST);
+    env = { PATH: process.env.PATH, KUBECONFIG: join(dir, 'config'), HOME: dir };
+  });
+  after(async () => {
+    await api.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('apply -f creates a StorageClass, PV, PVC, Service and Node; a second apply changes nothing', async () => {
+    // No OpenAPI is served (see the emulator's README notes): client-side validation is off.
+    const out = await kubectl('apply', '--validate=false', '-f', join(dir, 'objects.yaml'));
+    for (const line of ['storageclass.storage.k8s.io/fast created', 'persistentvolume/pv1 created', 'persistentvolumeclaim/c1 created', 'service/s1 created', 'node/n1 created']) {
+      assert.ok(out.includes(line), `${line} in:\n${out}`);
+    }
+    const rv = api.store.revision;
+    const again = await kubectl('apply', '--validate=false', '-f', join(dir, 'objects.yaml'));
+    assert.equal((again.match(/unchanged/g) ?? []).length, 5, again);
+    assert.equal(api.store.revision, rv);
+  });
+
+  it('get: default table with server-side columns, -o json, -o wide, short names', async () => {
+    const table = await kubectl('get', 'pvc');
+    const [header, row] = table.trim().split('\n');
+    assert.match(header, /^NAME\s+STATUS\s+VOLUME\s+CAPACITY\s+ACCESS MODES\s+STORAGECLASS/);
+    assert.match(row, /^c1\s+Pending\s+fast/);
+    const all = await kubectl('get', 'pv,sc,svc,no');
+    for (const name of ['persistentvolume/pv1', 'storageclass.storage.k8s.io/fast', 'service/s1', 'node/n1']) assert.ok(all.includes(name), all);
+    const json = await getJson('pvc', 'c1');
+    assert.equal(json.kind, 'PersistentVolumeClaim');
+    assert.equal(json.spec.resources.requests.storage, '1Gi');
+    assert.ok(json.metadata.finalizers.includes('kubernetes.io/pvc-protection'));
+    const wide = await kubectl('get', 'pvc', '-o', 'wide');
+    assert.match(wide.split('\n')[0], /VOLUMEMODE/);
+    const svc = await kubectl('get', 'svc', 's1');
+    assert.match(svc, /s1\s+ClusterIP\s+\d+\.\d+\.\d+\.\d+/);
+  });
+
+  it('label, annotate and patch --type merge|json|strategic', async () => {
+    assert.match(await kubectl('label', 'pvc', 'c1', 'tier=gold'), /labeled/);
+    assert.match(await kubectl('annotate', 'pvc', 'c1', 'note=hello'), /annotated/);
+    await kubectl('patch', 'pvc', 'c1', '--type', 'merge', '-p', '{"metadata":{"labels":{"merged":"yes"}}}');
+    await kubectl('patch', 'pvc', 'c1', '--type', 'json', '-p', '[{"op":"add","path":"/metadata/labels/json","value":"yes"}]');
+    await kubectl('patch', 'pvc', 'c1', '--type', 'strategic', '-p', '{"metadata":{"finalizers":["example.com/hold"]}}');
+    const pvc = api.store.get({ resource: '/persistentvolumeclaims', namespace: 'default', name: 'c1' })!;
+    assert.deepEqual(pvc.metadata.labels, { tier: 'gold', merged: 'yes', json: 'yes' });
+    assert.equal(pvc.metadata.annotations!.note, 'hello');
+    assert.deepEqual(pvc.metadata.finalizers, ['kubernetes.io/pvc-protection', 'example.com/hold'], 'strategic merge unions finalizers');
+  });
+
+  it('get -w sees a change made by another client', async () => {
+    const watchesBefore = api.requests.count('watch', 'persistentvolumeclaims');
+    const child = spawn('kubectl', ['get', 'pvc', 'c1', '-w'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let diagnostics = '';
+    child.stderr.on('data', (d: Buffer) => { diagnostics += d.toString(); });
+    const seen = (n: number) => new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`get -w saw:\n${out}\n${diagnostics}`)), 15_000);
+      const check = (): void => {
+        if ((out.match(/^c1\s/gm) ?? []).length >= n) {
+          clearTimeout(timer);
+          child.stdout.off('data', onData);
+          resolve();
+        }
+      };
+      const onData = (d: Buffer): void => { out += d.toString(); check(); };
+      child.stdout.on('data', onData);
+      check();
+    });
+    try {
+      await seen(1);
+      // kubectl skips the watch's initial ADDED for the object it already printed: change it only once the watch is open
+      for (let i = 0; i < 300 && api.requests.count('watch', 'persistentvolumeclaims') === watchesBefore; i++) await new Promise((r) => setTimeout(r, 20));
+      const pvc = api.store.get({ resource: '/persistentvolumeclaims', namespace: 'default', name: 'c1' })!;
+      pvc.metadata.labels = { ...pvc.metadata.labels, watched: 'yes' };
+      api.store.update('/persistentvolumeclaims', pvc);
+      await seen(2);
+    } finally {
+      child.kill();
+    }
+    assert.ok((out.match(/^c1\s/gm) ?? []).length >= 2);
+  });
+
+  it('wait --for=condition (and --for=jsonpath where kubectl supports it)', async () => {
+    const node = api.store.get({ resource: '/nodes', namespace: '', name: 'n1' })!;
+    node.status = { ...node.status, conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'ready' }] };
+    api.store.update('/nodes', node, 'status');
+    assert.match(await kubectl('wait', '--for=condition=Ready', 'node/n1', '--timeout=10s'), /condition met/);
+    if (minor >= 23) {
+      assert.match(await kubectl('wait', '--for=jsonpath={.status.phase}=Pending', 'pvc/c1', '--timeout=10s'), /condition met/);
+    }
+  });
+
+  it('delete: immediate without finalizers; with a finalizer the object lingers until it is removed (wait --for=delete)', async () => {
+    assert.match(await kubectl('delete', 'svc', 's1'), /deleted/);
+    assert.equal(api.store.get({ resource: '/services', namespace: 'default', name: 's1' }), undefined);
+    await kubectl('delete', 'pvc', 'c1', '--wait=false');
+    const deleting = await getJson('pvc', 'c1');
+    assert.ok(deleting.metadata.deletionTimestamp);
+    assert.deepEqual(deleting.metadata.finalizers, ['example.com/hold'], 'pvc-protection removed by its controller (no pods), ours stays');
+    const waiting = kubectl('wait', '--for=delete', 'pvc/c1', '--timeout=20s');
+    await new Promise((r) => setTimeout(r, 300));
+    await kubectl('patch', 'pvc', 'c1', '--type', 'json', '-p', '[{"op":"remove","path":"/metadata/finalizers"}]');
+    await waiting;
+    assert.equal(api.store.get({ resource: '/persistentvolumeclaims', namespace: 'default', name: 'c1' }), undefined);
+    assert.match(await kubectl('delete', '-f', join(dir, 'objects.yaml'), '--ignore-not-found'), /deleted/);
+    const left = await kubectl('get', 'pv,sc,no', '--ignore-not-found');
+    assert.equal(left.trim(), '');
+  });
+});
