@@ -70,7 +70,7 @@ describe(`kubectl ${available ? `v1.${minor}` : '(absent)'} against the emulator
       return (await run('kubectl', args, { env, timeout: 30_000 })).stdout;
     } catch (err) {
       const e = err as { stderr?: string; message: string };
-      throw new Error(`kubectl ${args.join(' ')} failed: ${e.stderr ?? e.message}`);
+      throw new Error(`kubectl ${args.join(' ')} failed: ${e.stderr ?? e.message}`, { cause: err });
     }
   };
   const getJson = async (...args: string[]): Promise<any> => JSON.parse(await kubectl('get', ...args, '-o', 'json'));
