@@ -32,7 +32,7 @@ export interface Messaging {
 const aws = (endpoint: string) => ({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
 
 /** fauxqs with the topic, queues and subscriptions, created over the wire. */
-export async function startMessaging(options: { port?: number; dataDir?: string; create?: boolean } = {}): Promise<Messaging> {
+export async function startMessaging(options: { port?: number; dataDir?: string } = {}): Promise<Messaging> {
   const fauxqs = await startFauxqs({ port: options.port ?? 0, logger: false, host: 'localhost', ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
   const endpoint = `http://localhost:${fauxqs.port}`;
   const sns = new SNSClient({ ...aws(endpoint), maxAttempts: 1 });
@@ -42,7 +42,6 @@ export async function startMessaging(options: { port?: number; dataDir?: string;
   for (const [name, kinds] of Object.entries(QUEUE_FILTERS)) {
     const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: `${name}.fifo`, Attributes: { FifoQueue: 'true', VisibilityTimeout: '30' } }));
     queues[name] = QueueUrl!;
-    if (options.create === false) continue;
     const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }));
     await sns.send(
       new SubscribeCommand({
@@ -53,7 +52,7 @@ export async function startMessaging(options: { port?: number; dataDir?: string;
       }),
     );
   }
-  return {
+  const messaging: Messaging = {
     fauxqs,
     endpoint,
     sns,
@@ -63,9 +62,11 @@ export async function startMessaging(options: { port?: number; dataDir?: string;
     async stop() {
       sns.destroy();
       sqs.destroy();
-      await fauxqs.stop();
+      // A test may have replaced the server (an outage and a restart on the same port).
+      await messaging.fauxqs.stop();
     },
   };
+  return messaging;
 }
 
 /** Receives and deletes every message currently deliverable from a queue (FIFO order per group). */
@@ -117,10 +118,10 @@ export interface StandIns {
 }
 
 /** All stand-ins, plus a factory for forwarders wired to them (stopped by `stop()`). */
-export async function startStandIns(options: { kube?: KubeApiOptions; cluster?: string } = {}): Promise<StandIns> {
+export async function startStandIns(options: { kube?: KubeApiOptions; cluster?: string; messaging?: { dataDir?: string } } = {}): Promise<StandIns> {
   const kube = await startKubeApi({ bookmarkIntervalMs: 500, controllers: [], ...options.kube });
   const db = await startDynalite();
-  const messaging = await startMessaging();
+  const messaging = await startMessaging(options.messaging);
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromString(kube.kubeconfig());
   const started: Forwarder[] = [];
