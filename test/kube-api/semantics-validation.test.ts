@@ -67,9 +67,24 @@ describe('kube-api semantics: validation, quantities, status split', () => {
     assert.equal(again.code, 422);
     const status = await h.core.replaceNamespacedPersistentVolumeClaimStatus({ name: 'imm', namespace: 'default',
       body: { ...bound, status: { phase: 'Bound', capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'] } } });
-    const grown = await h.core.replaceNamespacedPersistentVolumeClaim({ name: 'imm', namespace: 'default',
-      body: { ...status, spec: { ...status.spec, resources: { requests: { storage: '2Gi' } } } } });
+    // PersistentVolumeClaimResize: a claim without an expandable class cannot grow even when Bound.
+    const noClass = await rejection(h.core.replaceNamespacedPersistentVolumeClaim({ name: 'imm', namespace: 'default',
+      body: { ...status, spec: { ...status.spec, resources: { requests: { storage: '2Gi' } } } } }));
+    assert.deepEqual([noClass.code, noClass.reason, noClass.message], [403, 'Forbidden',
+      'persistentvolumeclaims "imm" is forbidden: only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize']);
+  });
+
+  it('a Bound claim of a class with allowVolumeExpansion may grow, never shrink below status.capacity', async () => {
+    await h.storage.createStorageClass({ body: { metadata: { name: 'expandable' }, provisioner: 'csi.example.com', allowVolumeExpansion: true } });
+    const c = await h.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: pvcBody('grow', { storageClassName: 'expandable' }) });
+    const st = await h.core.replaceNamespacedPersistentVolumeClaimStatus({ name: 'grow', namespace: 'default',
+      body: { ...c, status: { phase: 'Bound', capacity: { storage: '1Gi' } } } });
+    const grown = await h.core.replaceNamespacedPersistentVolumeClaim({ name: 'grow', namespace: 'default',
+      body: { ...st, spec: { ...st.spec, resources: { requests: { storage: '2Gi' } } } } });
     assert.equal(grown.spec!.resources!.requests!.storage, '2Gi');
+    const shrink = await rejection(h.core.replaceNamespacedPersistentVolumeClaim({ name: 'grow', namespace: 'default',
+      body: { ...grown, spec: { ...grown.spec, resources: { requests: { storage: '1Gi' } } } } }));
+    assert.equal(shrink.message, 'PersistentVolumeClaim "grow" is invalid: spec.resources.requests.storage: Forbidden: field can not be less than status.capacity');
   });
 
   it('main-resource PUT ignores status; /status ignores spec; create resets status to Pending (divergence 1)', async () => {

@@ -1,12 +1,13 @@
 /**
  * The emulator's admission chain, in upstream order: NamespaceLifecycle, DefaultStorageClass,
- * StorageObjectInUseProtection, then Service ClusterIP allocation (upstream: inside the Service REST
- * create, so the response carries the IP).
+ * StorageObjectInUseProtection, PersistentVolumeClaimResize, then Service ClusterIP allocation
+ * (upstream: inside the Service REST create, so the response carries the IP).
  */
 import type { AdmissionPlugin } from '../types.ts';
 import { clusterIPAllocation } from './cluster-ip.ts';
 import { defaultStorageClass } from './default-storage-class.ts';
 import { namespaceLifecycle } from './namespace-lifecycle.ts';
+import { persistentVolumeClaimResize } from './persistent-volume-claim-resize.ts';
 import { storageObjectInUseProtection } from './storage-object-in-use-protection.ts';
 
 export interface AdmissionOptions {
@@ -23,6 +24,7 @@ export function createAdmissionPlugins(options: AdmissionOptions = {}): Admissio
     namespaceLifecycle(),
     defaultStorageClass(),
     storageObjectInUseProtection(),
+    persistentVolumeClaimResize(),
     clusterIPAllocation(options.serviceCidr ?? DEFAULT_SERVICE_CIDR),
   ];
 }
