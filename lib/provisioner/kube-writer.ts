@@ -9,13 +9,37 @@
  * await writer.createVolume(pv);
  */
 import { PatchStrategy, setHeaderOptions, type CoreV1Api } from '@kubernetes/client-node';
-import { isAlreadyExists, isNotFound } from '../kube/errors.ts';
+import { isAlreadyExists, isNotFound, statusBody, statusCode } from '../kube/errors.ts';
 import type { CacheableObject, ObjectCache } from '../state/cache.ts';
 import type { PersistentVolume, PersistentVolumeClaim } from './objects.ts';
 import type { PersistentVolumeCreator } from './store.ts';
 import { VolumeGoneError, type VolumeWriter } from './sync-volume.ts';
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+/**
+ * A failed API call, with client-go's error text: the Status `message` (client-node's own message
+ * carries the whole HTTP exchange). `code`, `body` and `headers` are kept, so the `lib/kube/errors.ts`
+ * helpers (conflict, retry-after) still classify it.
+ */
+export class KubeApiError extends Error {
+  readonly code: number;
+  readonly body: unknown;
+  readonly headers: unknown;
+  constructor(cause: unknown) {
+    const status = statusBody(cause);
+    super(status?.message || (cause as Error).message, { cause });
+    this.name = 'KubeApiError';
+    this.code = statusCode(cause) ?? 0;
+    this.body = (cause as { body?: unknown }).body;
+    this.headers = (cause as { headers?: unknown }).headers;
+  }
+}
+
+/** Wraps a client-node API failure as a {@link KubeApiError}; anything else passes through. */
+export function apiError(err: unknown): unknown {
+  return statusCode(err) !== undefined && !(err instanceof KubeApiError) ? new KubeApiError(err) : err;
+}
 
 /** An API object as plain JSON (client-node models carry `Date`s). */
 export function toJson<T>(obj: unknown): T {
@@ -45,7 +69,7 @@ export class KubeWriter implements PersistentVolumeCreator, VolumeWriter {
       return 'created';
     } catch (err) {
       if (isAlreadyExists(err)) return 'exists';
-      throw err;
+      throw apiError(err);
     }
   }
 
@@ -60,7 +84,7 @@ export class KubeWriter implements PersistentVolumeCreator, VolumeWriter {
       return toJson<PersistentVolume>(patched);
     } catch (err) {
       if (isNotFound(err)) throw new VolumeGoneError(pv.metadata.name ?? '');
-      throw err;
+      throw apiError(err);
     }
   }
 
@@ -70,7 +94,7 @@ export class KubeWriter implements PersistentVolumeCreator, VolumeWriter {
       await this.#api.deletePersistentVolume({ name: pv.metadata.name ?? '', body: pv.metadata.uid ? { preconditions: { uid: pv.metadata.uid } } : {} });
     } catch (err) {
       if (isNotFound(err)) throw new VolumeGoneError(pv.metadata.name ?? '');
-      throw err;
+      throw apiError(err);
     }
   }
 
@@ -80,7 +104,7 @@ export class KubeWriter implements PersistentVolumeCreator, VolumeWriter {
       return toJson<PersistentVolume>(await this.#api.readPersistentVolume({ name }));
     } catch (err) {
       if (isNotFound(err)) return undefined;
-      throw err;
+      throw apiError(err);
     }
   }
 
@@ -88,7 +112,7 @@ export class KubeWriter implements PersistentVolumeCreator, VolumeWriter {
   async updateClaim(claim: PersistentVolumeClaim): Promise<PersistentVolumeClaim> {
     const updated = await this.#api.replaceNamespacedPersistentVolumeClaim({
       name: claim.metadata.name ?? '', namespace: claim.metadata.namespace ?? '', body: claim as never,
-    });
+    }).catch((err: unknown) => { throw apiError(err); });
     await this.#remember('PersistentVolumeClaim', updated);
     return toJson<PersistentVolumeClaim>(updated);
   }

@@ -83,14 +83,16 @@ export class BackoffStore implements VolumeStore {
     this.#options = options;
   }
 
-  async storeVolume(ctx: ProvisionContext, claim: PersistentVolumeClaim, pv: PersistentVolume): Promise<StoreResult> {
+  async storeVolume(_ctx: ProvisionContext, claim: PersistentVolumeClaim, pv: PersistentVolume): Promise<StoreResult> {
     const { creator, provisioner, backoff, sleep } = this.#options;
     // Upstream ignores the sync's timeout here (context.Background()): a PV whose asset exists must be
     // saved or cleaned up, not abandoned half-way.
     const saveError = await withBackoff(backoff, async () => { await creator.createVolume(pv); }, sleep);
     if (!saveError) return succeeded(pv);
     const events: StoreResult['events'] = [{ on: 'claim', type: 'Warning', reason: EventReason.ProvisioningFailed, message: storeMessages.deleting(claim, saveError) }];
-    const deleteError = await withBackoff(backoff, () => provisioner.delete(ctx, pv), sleep);
+    // The cleanup must not inherit the sync's timeout either (upstream: context.Background()).
+    const cleanupCtx: ProvisionContext = { signal: new AbortController().signal };
+    const deleteError = await withBackoff(backoff, () => provisioner.delete(cleanupCtx, pv), sleep);
     if (deleteError) {
       events.push({ on: 'claim', type: 'Warning', reason: EventReason.ProvisioningCleanupFailed, message: storeMessages.cleanupFailed(claim, deleteError) });
     }

@@ -104,7 +104,7 @@ describe('provisioner controller against the emulator, dynalite and the storage 
   }
 
   function controllerWith(env: Record<string, string> = {}) {
-    const options = provisionerOptionsFromEnv({ PROVISIONER_BACKEND: 'local', PROVISIONER_CREATE_PV_INTERVAL_MS: '10', ...env });
+    const options = provisionerOptionsFromEnv({ PROVISIONER_BACKEND: 'local', ...(env.PROVISIONER_VOLUME_STORE === 'queue' ? {} : { PROVISIONER_CREATE_PV_INTERVAL_MS: '10' }), ...env });
     return createProvisionerController({ options, provisioner, onMetric: (m) => observed.push(m) });
   }
 
@@ -251,6 +251,38 @@ describe('provisioner controller against the emulator, dynalite and the storage 
     const pv = await core.readPersistentVolume({ name: `pvc-${claim.metadata.uid}` });
     assert.equal(pv.spec!.claimRef!.uid, claim.metadata.uid);
     assert.equal((await records.get(CLUSTER, claim.metadata.uid!)).inProgress, undefined, 'the record is cleared once finished');
+  });
+
+  it('backoff store: when the PV cannot be saved, the backend volume is deleted and the claim retried', async () => {
+    const controller = controllerWith({ PROVISIONER_CREATE_PV_RETRY_COUNT: '3' });
+    const claim = await createClaim('unsaved', 'local');
+    kube.faults.inject({ verb: 'create', resource: 'persistentvolumes', count: 3, status: 500, message: 'etcd is sad' });
+    await assert.rejects(reconcile(controller, 'PersistentVolumeClaim', 'default/unsaved'), /etcd is sad/);
+    assert.equal((await backendVolumes(`pvc-${claim.metadata.uid}`)).length, 0, 'the asset was cleaned up');
+    assert.equal(recorder.events.at(-1)!.message,
+      'Error creating provisioned PV object for claim default/unsaved: etcd is sad. Deleting the volume.');
+    assert.deepEqual(observed.map((m) => m.outcome), ['failed']);
+    await reconcile(controller, 'PersistentVolumeClaim', 'default/unsaved');
+    assert.equal((await core.readPersistentVolume({ name: `pvc-${claim.metadata.uid}` })).spec!.claimRef!.name, 'unsaved');
+  });
+
+  it('queue store: an unsaved PV is parked in DynamoDB (success), then saved by the next reconcile; the asset is kept', async () => {
+    const controller = controllerWith({ PROVISIONER_VOLUME_STORE: 'queue' });
+    const claim = await createClaim('parked', 'local');
+    const pvName = `pvc-${claim.metadata.uid}`;
+    kube.faults.inject({ verb: 'create', resource: 'persistentvolumes', count: 2, status: 503 });
+    const first = await reconcile(controller, 'PersistentVolumeClaim', 'default/parked');
+    assert.ok(first && 'requeueAfterMs' in first, 'a parked PV asks for a retry');
+    assert.deepEqual(observed.map((m) => m.outcome), ['success'], 'queued counts as provisioned, as upstream');
+    const records = new ClaimRecords(db.doc, db.tables.control);
+    assert.equal((await records.get(CLUSTER, claim.metadata.uid!)).pendingVolume?.metadata.name, pvName);
+    await assert.rejects(reconcile(controller, 'PersistentVolumeClaim', 'default/parked'));
+    assert.equal((await backendVolumes(pvName)).length, 1, 'the asset is never deleted');
+    await reconcile(controller, 'PersistentVolumeClaim', 'default/parked');
+    assert.equal((await core.readPersistentVolume({ name: pvName })).metadata!.name, pvName);
+    assert.equal((await records.get(CLUSTER, claim.metadata.uid!)).pendingVolume, undefined);
+    assert.equal(recorder.events.at(-1)!.reason, 'ProvisioningSucceeded');
+    assert.equal(provisioner.provisions, 1, 'Provision ran once');
   });
 
   it('runtime options carry upstream retry semantics', () => {
