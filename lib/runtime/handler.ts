@@ -25,14 +25,16 @@
  * nothing of group A runs after a failed A record — and one object's failure does not hold other objects
  * back for a whole visibility timeout nor burn a receive of their `maxReceiveCount`. `throwOnFullBatchFailure`
  * is off: a batch whose every record failed is an ordinary partial response, not a thrown error (which
- * would make Lambda retry the whole batch and ignore our visibility changes).
+ * would make Lambda retry the whole batch and ignore our visibility changes). Records of a group skipped
+ * behind a deferred record get that record's visibility too: SQS keeps a FIFO group locked while any of its
+ * messages is in flight, so they would otherwise stretch its short wait to the queue's visibility timeout.
  */
 import { randomUUID } from 'node:crypto';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
-import { ChangeMessageVisibilityCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityBatchCommand, ChangeMessageVisibilityCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { KubeClients } from '../kube/client.ts';
 import { retryAfterMs } from '../kube/errors.ts';
 import { KubeEventRecorder, type EventRecorder, type InvolvedObject } from '../kube/recorder.ts';
@@ -103,6 +105,14 @@ export class RecordDeferredError extends Error {
     super(reason);
     this.name = 'RecordDeferredError';
   }
+}
+
+/** Per-invocation bookkeeping. */
+interface Invocation {
+  /** Records our handler ran (the rest of the failures were skipped by the FIFO processor). */
+  processed: Set<string>;
+  /** Message group → the visibility (s) a deferred record of it got. */
+  deferredGroups: Map<string, number>;
 }
 
 const SYNC_CACHE_MS = 30_000;
@@ -245,7 +255,7 @@ export function createSqsHandler<Ctx = RuntimeContext>(controller: Controller<Ct
   };
 
   /** Makes the record wait `delayMs`: visibility (throws) or parking (returns). */
-  const wait = async (record: SQSRecord, event: ClusterEvent, id: BackoffId, delayMs: number, why: string): Promise<void> => {
+  const wait = async (inv: Invocation, record: SQSRecord, event: ClusterEvent, id: BackoffId, delayMs: number, why: string): Promise<void> => {
     const s = init();
     const plan = planWait({
       delayMs,
@@ -271,11 +281,14 @@ export function createSqsHandler<Ctx = RuntimeContext>(controller: Controller<Ct
         logger.warn('could not change message visibility; it returns after the queue visibility timeout', { error: String(error) });
       }
     }
+    const group = record.attributes.MessageGroupId;
+    if (group !== undefined) inv.deferredGroups.set(group, plan.visibilityTimeoutS);
     logger.info('record waits', { why, delayMs, visibilityTimeoutS: plan.visibilityTimeoutS });
     throw new RecordDeferredError(why);
   };
 
-  const handleRecord = async (record: SQSRecord, lambdaContext: Context | undefined): Promise<void> => {
+  const handleRecord = async (record: SQSRecord, lambdaContext: Context | undefined, inv: Invocation): Promise<void> => {
+    inv.processed.add(record.messageId);
     let body: unknown;
     try {
       body = JSON.parse(record.body);
@@ -299,13 +312,13 @@ export function createSqsHandler<Ctx = RuntimeContext>(controller: Controller<Ct
       const s = init();
       if (!(await isSynced(event.cluster))) {
         metrics.addMetric(METRIC.cacheNotSynced, MetricUnit.Count, 1);
-        return await wait(record, event, id, syncWaitMs, 'cache not synced: the initial LIST is not complete');
+        return await wait(inv, record, event, id, syncWaitMs, 'cache not synced: the initial LIST is not complete');
       }
       const backoff = await s.backoff.get(id);
       const receiveCount = Number(record.attributes.ApproximateReceiveCount) || 1;
       const early = backoff ? backoff.nextAttemptAt - now() : 0;
       if (backoff && early > GATE_SLACK_MS && (event.type === 'REQUEUE' || receiveCount > 1)) {
-        return await wait(record, event, id, early, 'backoff: next attempt not due yet');
+        return await wait(inv, record, event, id, early, 'backoff: next attempt not due yet');
       }
       const runtime: RuntimeContext = {
         request,
@@ -325,14 +338,14 @@ export function createSqsHandler<Ctx = RuntimeContext>(controller: Controller<Ct
         result = await controller.reconcile(request, ctx);
       } catch (error) {
         metrics.addMetric(METRIC.reconcileLatency, MetricUnit.Milliseconds, now() - started);
-        return await onError(record, event, request, id, error);
+        return await onError(inv, record, event, request, id, error);
       }
       metrics.addMetric(METRIC.reconcileLatency, MetricUnit.Milliseconds, now() - started);
       metrics.addMetric(METRIC.reconcileSuccess, MetricUnit.Count, 1);
       if (backoff) await s.backoff.clear(id);
       if (result && 'requeueAfterMs' in result) {
         metrics.addMetric(METRIC.requeue, MetricUnit.Count, 1);
-        return await wait(record, event, id, result.requeueAfterMs, 'requeueAfter');
+        return await wait(inv, record, event, id, result.requeueAfterMs, 'requeueAfter');
       }
       logger.debug('reconciled');
     } finally {
@@ -340,7 +353,7 @@ export function createSqsHandler<Ctx = RuntimeContext>(controller: Controller<Ct
     }
   };
 
-  const onError = async (record: SQSRecord, event: ClusterEvent, request: ReconcileRequest, id: BackoffId, error: unknown): Promise<void> => {
+  const onError = async (inv: Invocation, record: SQSRecord, event: ClusterEvent, request: ReconcileRequest, id: BackoffId, error: unknown): Promise<void> => {
     const s = init();
     const message = error instanceof Error ? error.message : String(error);
     if (error instanceof TerminalError) {
@@ -366,20 +379,54 @@ export function createSqsHandler<Ctx = RuntimeContext>(controller: Controller<Ct
     }
     const serverDelay = retryAfterMs(error) ?? 0;
     logger.warn('reconcile failed; will retry', { failures: failure.failures, delayMs: Math.max(delayMs, serverDelay), error: message });
-    await wait(record, event, id, Math.max(delayMs, serverDelay), `failure ${failure.failures}: ${message}`);
+    await wait(inv, record, event, id, Math.max(delayMs, serverDelay), `failure ${failure.failures}: ${message}`);
+  };
+
+  /**
+   * Records of a group that the FIFO processor skipped after one of the group's records was deferred get the
+   * same visibility: a FIFO group stays locked while any of its messages is in flight, so leaving them at the
+   * queue's (long) visibility timeout would stretch the deferred record's short wait to that timeout.
+   */
+  const holdSkippedRecords = async (event: SQSEvent, response: SQSBatchResponse, inv: Invocation): Promise<void> => {
+    if (inv.deferredGroups.size === 0) return;
+    const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
+    const byQueue = new Map<string, Array<{ Id: string; ReceiptHandle: string; VisibilityTimeout: number }>>();
+    for (const record of event.Records) {
+      const group = record.attributes.MessageGroupId;
+      const visibility = group === undefined ? undefined : inv.deferredGroups.get(group);
+      if (visibility === undefined || !failed.has(record.messageId) || inv.processed.has(record.messageId)) continue;
+      const queueUrl = queueUrlFor(record);
+      if (!queueUrl) continue;
+      let entries = byQueue.get(queueUrl);
+      if (!entries) byQueue.set(queueUrl, (entries = []));
+      entries.push({ Id: String(entries.length), ReceiptHandle: record.receiptHandle, VisibilityTimeout: visibility });
+    }
+    for (const [queueUrl, entries] of byQueue) {
+      for (let i = 0; i < entries.length; i += 10) {
+        try {
+          const out = await init().sqs.send(new ChangeMessageVisibilityBatchCommand({ QueueUrl: queueUrl, Entries: entries.slice(i, i + 10) }));
+          if (out.Failed?.length) logger.warn('could not hold skipped records', { failed: out.Failed.map((f) => f.Message ?? f.Code) });
+        } catch (error) {
+          logger.warn('could not hold skipped records', { error: String(error) });
+        }
+      }
+    }
   };
 
   return async (event: SQSEvent, context?: Context): Promise<SQSBatchResponse> => {
     if (context) logger.addContext(context);
     const processor = new SqsFifoPartialProcessorAsync();
     const invocation = randomUUID();
+    const inv: Invocation = { processed: new Set(), deferredGroups: new Map() };
     logger.appendKeys({ invocation });
     try {
-      return await processPartialResponse(event, (record: SQSRecord) => handleRecord(record, context), processor, {
+      const response = await processPartialResponse(event, (record: SQSRecord) => handleRecord(record, context, inv), processor, {
         ...(context ? { context } : {}),
         skipGroupOnError: true,
         throwOnFullBatchFailure: false,
       });
+      await holdSkippedRecords(event, response, inv);
+      return response;
     } finally {
       logger.removeKeys(['invocation']);
       metrics.publishStoredMetrics();

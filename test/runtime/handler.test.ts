@@ -152,6 +152,38 @@ describe('createSqsHandler against dynalite and fauxqs', () => {
     assert.deepEqual(seen, ['ns/a@1', 'ns/b@1', 'ns/b@2'], 'A2 never ran; B ran in order');
   });
 
+  test('FIFO: skipped records of a deferred group get the same short visibility (the group lock would hold the retry otherwise)', async () => {
+    const { controller, seen } = testController('hold', async (request) => {
+      if (request.event.resourceVersion === '1') throw new Error('first fails');
+    });
+    const { handler } = handlerFor(controller);
+    // fauxqs hands out one message per group per receive, so send under two groups and relabel the records
+    // into one group, as Lambda would deliver them: their receipt handles stay real.
+    for (const [rv, group] of [['1', 'hold-x'], ['2', 'hold-y']] as const) {
+      await fx.sqs.send(
+        new (await import('@aws-sdk/client-sqs')).SendMessageCommand({
+          QueueUrl: fx.queue.url,
+          MessageBody: JSON.stringify(clusterEvent({ kind: 'PersistentVolumeClaim', key: 'ns/hold', resourceVersion: rv })),
+          MessageGroupId: group,
+          MessageDeduplicationId: `hold-${rv}`,
+        }),
+      );
+    }
+    const batch = await fx.receive(1);
+    assert.equal(batch.Records.length, 2);
+    batch.Records.sort((a, b) => JSON.parse(a.body).resourceVersion.localeCompare(JSON.parse(b.body).resourceVersion));
+    for (const record of batch.Records) record.attributes.MessageGroupId = 'hold';
+    const before = Date.now();
+    const response = await handler(batch);
+    assert.deepEqual(response.batchItemFailures.map((f) => f.itemIdentifier), batch.Records.map((r) => r.messageId));
+    assert.deepEqual(seen, ['ns/hold@1'], 'the second record was skipped, not run');
+    const inflight = fx.sqsServer.inspectQueue(fx.queue.url.split('/').pop()!)?.messages.inflight ?? [];
+    const deadlines = batch.Records.map((r) => inflight.find((m) => m.receiptHandle === r.receiptHandle)?.visibilityDeadline ?? 0);
+    for (const deadline of deadlines) {
+      assert.ok(deadline > 0 && deadline - before <= 2000, `visible again within ~1 s, not the queue's 30 s (${deadline - before} ms)`);
+    }
+  });
+
   test('FIFO: every record failing is a partial response, not a thrown error', async () => {
     const { controller } = testController('allfail', async () => {
       throw new Error('down');
