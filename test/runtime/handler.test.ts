@@ -138,6 +138,15 @@ describe('createSqsHandler against dynalite and fauxqs', () => {
     const notJson = await handler({ Records: [handBuiltRecord('nj', '{not json', 'junk-2')] });
     assert.deepEqual(notJson.batchItemFailures, []);
     assert.equal(metrics.total('PoisonMessages'), 2);
+    // Without a DLQ to send it to, the record fails and the queue's own redrive takes it there.
+    const { handler: noDlq } = handlerFor(controller, { dlqUrl: undefined });
+    const saved = process.env.DLQ_URL;
+    delete process.env.DLQ_URL;
+    try {
+      assert.deepEqual((await noDlq({ Records: [handBuiltRecord('nd', '{not json', 'junk-3')] })).batchItemFailures, [{ itemIdentifier: 'nd' }]);
+    } finally {
+      if (saved !== undefined) process.env.DLQ_URL = saved;
+    }
   });
 
   test('FIFO: a failure in group A skips A’s later records but not B’s', async () => {
