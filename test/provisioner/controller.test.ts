@@ -7,22 +7,14 @@
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { CoreV1Api, KubeConfig, StorageV1Api } from '@kubernetes/client-node';
-import { startKubeApi, type KubeApi } from '../../infra/local/kube-api/index.ts';
-import { startStorageApi, type StorageApiHandle } from '../../infra/local/storage-api/server.ts';
-import { KubeClients } from '../../lib/kube/client.ts';
+import type { CoreV1Api } from '@kubernetes/client-node';
+import type { KubeApi } from '../../infra/local/kube-api/index.ts';
+import type { StorageApiHandle } from '../../infra/local/storage-api/server.ts';
 import { MemoryEventRecorder } from '../../lib/kube/recorder.ts';
-import { Logger } from '@aws-lambda-powertools/logger';
-import { createMetrics } from '../../lib/runtime/observability.ts';
-import type { RuntimeContext } from '../../lib/runtime/handler.ts';
-import type { WatchedKind } from '../../lib/runtime/message.ts';
-import { ObjectCache } from '../../lib/state/cache.ts';
+import type { ObjectCache } from '../../lib/state/cache.ts';
 import { LeaseStore } from '../../lib/state/lease.ts';
-import { StorageOSClient } from '../../lib/storage/storageos/client.ts';
+import type { StorageOSClient } from '../../lib/storage/storageos/client.ts';
 import { createProvisionerController, provisioningLeaseName, runtimeOptionsFor } from '../../lib/provisioner/controller.ts';
 import { toJson } from '../../lib/provisioner/kube-writer.ts';
 import type { PersistentVolume, PersistentVolumeClaim } from '../../lib/provisioner/objects.ts';
@@ -30,9 +22,9 @@ import { provisionerOptionsFromEnv } from '../../lib/provisioner/options.ts';
 import { LocalProvisioner } from '../../lib/provisioner/provisioners/local.ts';
 import { ClaimRecords } from '../../lib/provisioner/records.ts';
 import type { MetricObservation, ProvisionContext, ProvisionOptions, ProvisionResult, Provisioner } from '../../lib/provisioner/types.ts';
-import { startDynalite, type Dynalite } from '../support/dynalite.ts';
+import type { Dynalite } from '../support/dynalite.ts';
+import { CLUSTER, startProvisionerStack, type ProvisionerStack } from './stack.ts';
 
-const CLUSTER = 'local';
 const NAME = 'claimflow.io/local';
 
 /** The local Provisioner, counting calls, optionally answering a fixed state instead. */
@@ -49,82 +41,43 @@ class CountingProvisioner implements Provisioner {
 }
 
 describe('provisioner controller against the emulator, dynalite and the storage control plane', () => {
+  let stack: ProvisionerStack;
   let kube: KubeApi;
   let db: Dynalite;
   let storageApi: StorageApiHandle;
   let storage: StorageOSClient;
   let core: CoreV1Api;
-  let storageV1: StorageV1Api;
-  let dir: string;
-  let clients: KubeClients;
   let cache: ObjectCache;
   let recorder: MemoryEventRecorder;
   let observed: MetricObservation[];
   let provisioner: CountingProvisioner;
 
   before(async () => {
-    kube = await startKubeApi({ port: 0 } as never);
-    db = await startDynalite();
-    storageApi = await startStorageApi({ port: 0, nodes: ['node-1'] });
-    storage = new StorageOSClient({ endpoint: storageApi.url, username: 'storageos', password: 'storageos' });
-    dir = await mkdtemp(join(tmpdir(), 'provisioner-test-'));
-    await writeFile(join(dir, 'kubeconfig'), kube.kubeconfig());
-    const kc = new KubeConfig();
-    kc.loadFromString(kube.kubeconfig());
-    core = kc.makeApiClient(CoreV1Api);
-    storageV1 = kc.makeApiClient(StorageV1Api);
-    clients = new KubeClients({ env: { KUBECONFIG: join(dir, 'kubeconfig') } });
-    cache = new ObjectCache(db.doc, db.tables.cache);
+    stack = await startProvisionerStack();
+    ({ kube, db, storageApi, storage, core, cache } = stack);
     for (const [name, mode] of [['local', 'Immediate'], ['local-wait', 'WaitForFirstConsumer'], ['local-retain', 'Immediate']] as const) {
-      await storageV1.createStorageClass({ body: { metadata: { name }, provisioner: NAME, volumeBindingMode: mode, reclaimPolicy: name === 'local-retain' ? 'Retain' : 'Delete' } });
-      await observe('StorageClass', name);
+      await stack.createClass(name, NAME, { volumeBindingMode: mode, reclaimPolicy: name === 'local-retain' ? 'Retain' : 'Delete' });
     }
   });
-  after(async () => {
-    await kube.stop();
-    await db.stop();
-    await storageApi.stop();
-    await rm(dir, { recursive: true, force: true });
-  });
+  after(async () => stack.stop());
   beforeEach(() => {
-    recorder = new MemoryEventRecorder();
+    recorder = stack.recorder = new MemoryEventRecorder();
     observed = [];
     provisioner = new CountingProvisioner(new LocalProvisioner(storage));
   });
 
-  /** The forwarder's part: the object as the API has it now, into the cache. */
-  async function observe(kind: WatchedKind, key: string): Promise<Record<string, any>> {
-    const [ns, name] = key.includes('/') ? key.split('/') : ['', key];
-    const obj = kind === 'PersistentVolumeClaim' ? await core.readNamespacedPersistentVolumeClaim({ name, namespace: ns })
-      : kind === 'PersistentVolume' ? await core.readPersistentVolume({ name })
-        : await storageV1.readStorageClass({ name });
-    const json = toJson<Record<string, any>>(obj);
-    await cache.put(CLUSTER, kind, json);
-    return json;
-  }
+  const observe: ProvisionerStack['observe'] = (kind, key) => stack.observe(kind, key);
 
   function controllerWith(env: Record<string, string> = {}) {
     const options = provisionerOptionsFromEnv({ PROVISIONER_BACKEND: 'local', ...(env.PROVISIONER_VOLUME_STORE === 'queue' ? {} : { PROVISIONER_CREATE_PV_INTERVAL_MS: '10' }), ...env });
     return createProvisionerController({ options, provisioner, onMetric: (m) => observed.push(m) });
   }
 
-  async function reconcile(controller: ReturnType<typeof controllerWith>, kind: WatchedKind, key: string, uid = '') {
-    const ctx: RuntimeContext = {
-      request: undefined as never, logger: new Logger({ serviceName: 'claimflow-test', logLevel: 'SILENT' }), metrics: createMetrics('provisioner'),
-      doc: db.doc, tables: db.tables, kube: clients, recorder, leases: new LeaseStore({ doc: db.doc, table: db.tables.control }), lambdaContext: undefined,
-    };
-    const event = { v: 1 as const, cluster: CLUSTER, kind, type: 'MODIFIED' as const, key, uid, resourceVersion: '0', observedAt: new Date().toISOString() };
-    ctx.request = { cluster: CLUSTER, kind, key, event };
-    return controller.reconcile(ctx.request, ctx);
-  }
+  const reconcile = (controller: ReturnType<typeof controllerWith>, kind: Parameters<ProvisionerStack['reconcile']>[1], key: string, uid = '') =>
+    stack.reconcile(controller, kind, key, uid);
 
-  async function createClaim(name: string, cls: string, annotations: Record<string, string> = {}): Promise<PersistentVolumeClaim> {
-    await core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: {
-      metadata: { name, annotations: { 'volume.kubernetes.io/storage-provisioner': NAME, ...annotations } },
-      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName: cls },
-    } });
-    return (await observe('PersistentVolumeClaim', `default/${name}`)) as PersistentVolumeClaim;
-  }
+  const createClaim = (name: string, cls: string, annotations: Record<string, string> = {}): Promise<PersistentVolumeClaim> =>
+    stack.createClaim(name, cls, NAME, annotations);
 
   const backendVolumes = async (pvName: string) => (await storage.listVolumes('default').catch(() => [])).filter((v) => v.name === pvName);
   const reasons = () => recorder.events.map((e) => `${e.type} ${e.reason}`);

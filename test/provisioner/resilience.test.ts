@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { createProvisionerController } from '../../lib/provisioner/controller.ts';
 import { provisionerOptionsFromEnv } from '../../lib/provisioner/options.ts';
 import { StorageOSProvisioner, STORAGEOS_DRIVER } from '../../lib/provisioner/provisioners/storageos.ts';
-import { CLUSTER, startProvisionerStack, type ProvisionerStack } from './stack.ts';
+import { startProvisionerStack, type ProvisionerStack } from './stack.ts';
 
 const CLAIMS = 100;
 
@@ -78,7 +78,6 @@ describe('provisioning 100 claims through an intermittently failing backend', ()
       const failed = stack.recorder.events.filter((e) => e.object.metadata?.name === name && e.reason === 'ProvisioningFailed');
       assert.equal(failed.length, count, `every failed attempt of ${name} is explained by an event`);
     }
-    void CLUSTER;
     if (process.env.DEBUG_RESILIENCE) console.log({ totalFailures, claimsThatFailed: failures.size, requests: stack.storageApi.requests.snapshot() });
   });
 });
