@@ -44,6 +44,12 @@ const require = createRequire(import.meta.url);
 /** Any async Lambda handler (SQS batches, scheduled events). */
 export type LambdaHandler = (event: any, context: Context) => Promise<any>;
 
+/** How long startStack waits for the forwarder's initial list of every kind. */
+const FORWARDER_SYNC_TIMEOUT_MS = 30_000;
+
+/** How long one component may take to stop before the stack moves on (and says so). */
+const STOP_STEP_TIMEOUT_MS = 15_000;
+
 /** The embedded storage control plane's user. */
 export const STORAGE_API_CREDENTIALS = { username: 'storageos', password: 'storageos' } as const;
 
@@ -160,10 +166,26 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const stage = options.stage ?? 'local';
   const region = options.region ?? 'eu-west-1';
   const warn = options.warn ?? ((m: string) => console.warn(m));
-  const cleanups: (() => Promise<unknown>)[] = [];
+  const cleanups: { name: string; stop: () => Promise<unknown> }[] = [];
   const stopAll = async (): Promise<void> => {
-    for (const c of cleanups.reverse()) await c().catch((e: unknown) => warn(`stopping: ${(e as Error).message}`));
-    cleanups.length = 0;
+    const steps = cleanups.splice(0).reverse();
+    for (const step of steps) {
+      let timer: NodeJS.Timeout | undefined;
+      const slow = new Promise<'slow'>((ok) => {
+        timer = setTimeout(() => ok('slow'), STOP_STEP_TIMEOUT_MS);
+      });
+      try {
+        const outcome = await Promise.race([step.stop(), slow]);
+        if (outcome === 'slow') warn(`stopping ${step.name}: still running after ${STOP_STEP_TIMEOUT_MS} ms; moving on`);
+      } catch (e) {
+        warn(`stopping ${step.name}: ${(e as Error).message}`);
+      } finally {
+        clearTimeout(timer);
+      }
+    }
+  };
+  const onStop = (name: string, stop: () => Promise<unknown>): void => {
+    cleanups.push({ name, stop });
   };
 
   try {
@@ -172,14 +194,15 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 
     const stateDir = options.stateDir ? resolve(options.stateDir) : await mkdtemp(join(tmpdir(), 'claimflow-stack-'));
     await mkdir(stateDir, { recursive: true });
-    if (!options.stateDir) cleanups.push(() => rm(stateDir, { recursive: true, force: true }));
+    if (!options.stateDir) onStop('state dir', () => rm(stateDir, { recursive: true, force: true }));
 
     // --- stand-ins
     const fauxqs = await startFauxqs({ port: 0, logger: false, defaultRegion: region });
-    cleanups.push(() => fauxqs.stop());
+    onStop('fauxqs', () => fauxqs.stop());
     const sqsEndpoint = `http://127.0.0.1:${fauxqs.port}`;
     const dynalite = await startDynalite();
-    cleanups.push(
+    onStop(
+      'dynalite',
       () =>
         new Promise<void>((ok) => {
           dynalite.closeAllConnections?.();
@@ -192,7 +215,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     const sns = new SNSClient({ ...clientConfig, endpoint: sqsEndpoint });
     const dynamodb = new DynamoDBClient({ ...clientConfig, endpoint: dynamoEndpoint });
     const doc = createDocumentClient({ ...clientConfig, endpoint: dynamoEndpoint });
-    cleanups.push(async () => {
+    onStop('aws clients', async () => {
       sqs.destroy();
       sns.destroy();
       dynamodb.destroy();
@@ -209,7 +232,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         const { startKubeApi } = await import('../kube-api/index.ts');
         kubeApi = await startKubeApi({ port: 0, ...options.kubeApiOptions });
         const api = kubeApi;
-        cleanups.push(() => api.stop());
+        onStop('kube-api', () => api.stop());
         await api.writeKubeconfig(kubeconfigPath);
       }
     }
@@ -230,7 +253,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
           password: STORAGE_API_CREDENTIALS.password,
         });
         const s = storageApi;
-        cleanups.push(() => s.stop());
+        onStop('storage-api', () => s.stop());
       }
     }
 
@@ -287,7 +310,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         memorySize: def.memorySize,
         env: { ...stringEnv(process.env as Record<string, unknown>), ...functionEnv[def.name] },
       });
-      cleanups.push(() => worker.stop());
+      onStop(`function ${def.name}`, () => worker.stop());
       handlers.set(def.name, { def, handler: worker.handler });
     }
     for (const name of Object.keys(options.functions ?? {})) {
@@ -369,15 +392,19 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         ...options.forwarderOptions,
       });
       const f = forwarder;
-      cleanups.push(() => f.stop());
+      onStop('forwarder', () => f.stop());
+      // ready means the forwarder has listed every kind into the cache (functions gate on it too)
+      const deadline = Date.now() + FORWARDER_SYNC_TIMEOUT_MS;
+      while (!f.isReady() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+      if (!f.isReady()) warn(`forwarder: initial sync not complete after ${FORWARDER_SYNC_TIMEOUT_MS} ms; continuing`);
     }
 
     for (const source of Object.values(eventSources)) source.start();
-    cleanups.push(() => Promise.all(Object.values(eventSources).map((s) => s.stop())));
+    onStop('event source mappings', () => Promise.all(Object.values(eventSources).map((s) => s.stop())));
     if (scheduler) {
       scheduler.start();
       const s = scheduler;
-      cleanups.push(() => s.stop());
+      onStop('schedules', () => s.stop());
     }
 
     const stackJson = {
