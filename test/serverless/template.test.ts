@@ -238,6 +238,13 @@ describe('npm run package', () => {
       for (const spec of specs) {
         const entries = zipEntries(await readFile(join(out, `${spec.name}.zip`)));
         assert.deepEqual(entries.sort(), [`.build/${spec.name}/index.mjs`, `.build/${spec.name}/index.mjs.map`]);
+        // the bundle is self-contained: it loads from outside the project with a bare environment
+        const { stdout } = await execFileAsync(
+          process.execPath,
+          ['--input-type=module', '-e', `const m = await import(${JSON.stringify(join(PROJECT_ROOT, spec.outfile))}); console.log(typeof m.${spec.exportName});`],
+          { cwd: out, env: { PATH: process.env.PATH ?? '' } },
+        );
+        assert.equal(stdout.trim(), 'function', `${spec.name} exports its handler`);
       }
     } finally {
       await rm(out, { recursive: true, force: true });
