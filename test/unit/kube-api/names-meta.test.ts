@@ -5,7 +5,7 @@ import {
   DNS1035_LABEL_ERROR, DNS1123_LABEL_ERROR, DNS1123_SUBDOMAIN_ERROR, isDNS1035Label, isDNS1123Label, isDNS1123Subdomain,
   isQualifiedName, isValidLabelValue, isValidPathSegmentName,
 } from '../../../infra/local/kube-api/kinds/common/names.ts';
-import { validateFinalizers, validateLabels, validateObjectMeta } from '../../../infra/local/kube-api/kinds/common/meta.ts';
+import { validateFinalizers, validateLabels, validateObjectMeta, validateOwnerReferences } from '../../../infra/local/kube-api/kinds/common/meta.ts';
 
 describe('kube-api names', () => {
   const cases: Array<[string, (s: string) => string[], string, boolean]> = [
@@ -53,5 +53,21 @@ describe('kube-api names', () => {
     const meta = validateObjectMeta({ metadata: { name: 'Bad_Name' } }, true, isDNS1123Subdomain);
     assert.deepEqual(meta.map((e) => [e.type, e.field]), [['FieldValueInvalid', 'metadata.name'], ['FieldValueRequired', 'metadata.namespace']]);
     assert.deepEqual(validateObjectMeta({ metadata: { name: 'pv', namespace: 'x' } }, false, isDNS1123Subdomain).map((e) => e.type), ['FieldValueForbidden']);
+  });
+
+  it('validates ownerReferences: required parts, one controller, no Event owners', () => {
+    const f = 'metadata.ownerReferences';
+    const ok = { apiVersion: 'v1', kind: 'ConfigMap', name: 'o', uid: 'u1', controller: true };
+    assert.deepEqual(validateOwnerReferences([ok], f), []);
+    assert.deepEqual(validateOwnerReferences([{ apiVersion: 'apps/', kind: '', name: '', uid: '' }], f).map((e) => `${e.field}: ${e.detail}`), [
+      'metadata.ownerReferences.apiVersion: version must not be empty',
+      'metadata.ownerReferences.kind: kind must not be empty',
+      'metadata.ownerReferences.name: name must not be empty',
+      'metadata.ownerReferences.uid: uid must not be empty',
+    ]);
+    const two = validateOwnerReferences([ok, { ...ok, name: 'p', uid: 'u2' }], f);
+    assert.deepEqual(two.map((e) => e.detail), ['Only one reference can have Controller set to true. Found "true" in references for ConfigMap/o and ConfigMap/p']);
+    const ev = validateOwnerReferences([{ apiVersion: 'events.k8s.io/v1', kind: 'Event', name: 'e', uid: 'u' }], f);
+    assert.deepEqual(ev.map((e) => e.detail), ['events.k8s.io/v1, Kind=Event is disallowed from being an owner']);
   });
 });

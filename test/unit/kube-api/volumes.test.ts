@@ -164,9 +164,9 @@ describe('kube-api PV strategy', () => {
     const aff = { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'k', operator: 'In', values: ['a'] }] }] } };
     assert.deepEqual(fields(pvS.validateUpdate(volume({ csi: { driver: 'csi.example.com', volumeHandle: 'h2' } }), volume())),
       ['FieldValueForbidden spec.persistentvolumesource']);
-    assert.deepEqual(fields(pvS.validateUpdate(volume({ volumeMode: 'Block' }), volume())), ['FieldValueInvalid spec.volumeMode']);
+    assert.deepEqual(fields(pvS.validateUpdate(volume({ volumeMode: 'Block' }), volume())), ['FieldValueInvalid volumeMode']);
     assert.deepEqual(fields(pvS.validateUpdate(volume({ nodeAffinity: { ...aff, required: { nodeSelectorTerms: [{}] } } }), volume({ nodeAffinity: aff }))),
-      ['FieldValueInvalid spec.nodeAffinity']);
+      ['FieldValueInvalid nodeAffinity']);
     assert.deepEqual(pvS.validateUpdate(volume({ claimRef: { name: 'c', namespace: 'ns' }, capacity: { storage: '9Gi' }, persistentVolumeReclaimPolicy: 'Delete' }), volume()), []);
   });
 

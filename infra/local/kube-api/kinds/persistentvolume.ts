@@ -45,12 +45,12 @@ export function validatePersistentVolumeSpec(pv: KubeObject): FieldError[] {
   if (modes.includes('ReadWriteOncePod') && modes.length > 1) {
     errs.push(forbidden('spec.accessModes', 'may not use ReadWriteOncePod with other access modes'));
   }
-  const capacity = spec.capacity ?? {};
+  const capacity: Record<string, string> = spec.capacity ?? {};
   const keys = Object.keys(capacity);
   if (keys.length === 0) errs.push(required('spec.capacity'));
-  else if (keys.length > 1 || keys[0] !== 'storage') errs.push(notSupported('spec.capacity', keys.find((k) => k !== 'storage') ?? keys[0], ['storage']));
-  if (capacity.storage !== undefined && compareQuantities(capacity.storage, '0') <= 0) {
-    errs.push(invalid('spec.capacity.storage', capacity.storage, 'must be greater than zero'));
+  if (keys.length > 0 && (keys.length > 1 || keys[0] !== 'storage')) errs.push(notSupported('spec.capacity', capacity, ['storage']));
+  for (const k of keys) {
+    if (compareQuantities(capacity[k], '0') <= 0) errs.push(invalid(`spec.capacity[${k}]`, capacity[k], 'must be greater than zero'));
   }
   if (spec.persistentVolumeReclaimPolicy !== undefined && !RECLAIM_POLICIES.includes(spec.persistentVolumeReclaimPolicy)) {
     errs.push(notSupported('spec.persistentVolumeReclaimPolicy', spec.persistentVolumeReclaimPolicy, RECLAIM_POLICIES));
@@ -111,11 +111,18 @@ function validateUpdate(pv: KubeObject, old: KubeObject, subresource?: 'status')
   const oldSpec = old.spec ?? {};
   const spec = pv.spec ?? {};
   const pick = (s: Record<string, unknown>) => Object.fromEntries(PV_SOURCES.filter((k) => s[k] !== undefined).map((k) => [k, s[k]]));
-  if (!deepEqual(pick(spec), pick(oldSpec))) {
-    errs.push(forbidden('spec.persistentvolumesource', 'spec.persistentvolumesource is immutable after creation'));
+  const [before, after] = [pick(oldSpec), pick(spec)];
+  if (!deepEqual(after, before)) {
+    const diff = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((k) => !deepEqual(before[k], after[k]))
+      .flatMap((k) => [
+        ...(before[k] !== undefined ? [`-\t${k}: ${JSON.stringify(before[k])}`] : []),
+        ...(after[k] !== undefined ? [`+\t${k}: ${JSON.stringify(after[k])}`] : []),
+      ]).join('\n');
+    errs.push(forbidden('spec.persistentvolumesource', `spec.persistentvolumesource is immutable after creation\n${diff}`));
   }
-  errs.push(...immutable('spec.volumeMode', spec.volumeMode, oldSpec.volumeMode));
-  if (oldSpec.nodeAffinity) errs.push(...immutable('spec.nodeAffinity', spec.nodeAffinity, oldSpec.nodeAffinity));
+  // Upstream names these paths without the "spec." prefix.
+  errs.push(...immutable('volumeMode', spec.volumeMode, oldSpec.volumeMode));
+  if (oldSpec.nodeAffinity) errs.push(...immutable('nodeAffinity', spec.nodeAffinity, oldSpec.nodeAffinity));
   return errs;
 }
 

@@ -51,7 +51,38 @@ export function validateFinalizers(finalizers: string[] | undefined, field: stri
   return errs;
 }
 
-/** `ValidateObjectMeta`: name (by the kind's rule), namespace presence, labels, annotations, finalizers. */
+/** Kinds that may never be owners (`BannedOwners`): both Event kinds. */
+const BANNED_OWNERS = new Set(['v1/Event', 'events.k8s.io/v1/Event']);
+
+/** `ValidateOwnerReferences`: apiVersion/kind/name/uid present, at most one controller, no Event owners. */
+export function validateOwnerReferences(refs: unknown, field: string): FieldError[] {
+  const errs: FieldError[] = [];
+  if (!Array.isArray(refs)) return errs;
+  let firstController = '';
+  for (const ref of refs as Array<Record<string, any>>) {
+    const apiVersion = String(ref?.apiVersion ?? '');
+    const version = apiVersion.includes('/') ? apiVersion.slice(apiVersion.indexOf('/') + 1) : apiVersion;
+    if (!version) errs.push(invalid(`${field}.apiVersion`, apiVersion, 'version must not be empty'));
+    if (!ref?.kind) errs.push(invalid(`${field}.kind`, ref?.kind ?? '', 'kind must not be empty'));
+    if (!ref?.name) errs.push(invalid(`${field}.name`, ref?.name ?? '', 'name must not be empty'));
+    if (!ref?.uid) errs.push(invalid(`${field}.uid`, ref?.uid ?? '', 'uid must not be empty'));
+    if (BANNED_OWNERS.has(`${apiVersion}/${ref?.kind}`)) {
+      const group = apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
+      errs.push(invalid(field, ref, `${group}/${version}, Kind=${ref.kind} is disallowed from being an owner`));
+    }
+    if (ref?.controller === true) {
+      const current = `${ref.kind}/${ref.name}`;
+      if (firstController) {
+        errs.push(invalid(field, refs, `Only one reference can have Controller set to true. Found "true" in references for ${firstController} and ${current}`));
+      } else {
+        firstController = current;
+      }
+    }
+  }
+  return errs;
+}
+
+/** `ValidateObjectMeta`: name (by the kind's rule), namespace presence, labels, annotations, owner references, finalizers. */
 export function validateObjectMeta(obj: KubeObject, namespaced: boolean, nameRule: NameValidator): FieldError[] {
   const meta = obj.metadata ?? {};
   const errs: FieldError[] = [];
@@ -71,6 +102,7 @@ export function validateObjectMeta(obj: KubeObject, namespaced: boolean, nameRul
   }
   errs.push(...validateLabels(meta.labels, 'metadata.labels'));
   errs.push(...validateAnnotations(meta.annotations, 'metadata.annotations'));
+  errs.push(...validateOwnerReferences(meta.ownerReferences, 'metadata.ownerReferences'));
   errs.push(...validateFinalizers(meta.finalizers, 'metadata.finalizers'));
   return errs;
 }
