@@ -21,20 +21,27 @@ export function loadDataFile(path: string): DataFile | undefined {
   return parsed;
 }
 
-/** Saves the store to `path` after changes (debounced) until the returned stop function runs (which flushes). */
+/**
+ * Saves the store to `path` after changes until the returned stop function runs (which flushes). Saves are
+ * debounced by at least `debounceMs` and by four times the last save's duration, so a large store under a
+ * write storm spends at most a fifth of its time writing the file.
+ */
 export function persistTo(store: MemoryStore, path: string, debounceMs = 50): () => void {
   let timer: NodeJS.Timeout | undefined;
   let savedRevision = -1;
+  let lastSaveMs = 0;
   const save = (): void => {
     timer = undefined;
     if (savedRevision === store.revision) return;
+    const started = performance.now();
     const data: DataFile = { revision: store.revision, objects: store.dump() };
     writeFileSync(`${path}.tmp`, JSON.stringify(data));
     renameSync(`${path}.tmp`, path);
     savedRevision = data.revision;
+    lastSaveMs = performance.now() - started;
   };
   const unsubscribe = store.watchRaw(() => {
-    timer ??= setTimeout(save, debounceMs);
+    timer ??= setTimeout(save, Math.max(debounceMs, 4 * lastSaveMs));
   });
   save();
   return () => {
