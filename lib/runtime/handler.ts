@@ -123,6 +123,22 @@ const positiveInt = (value: string | undefined, fallback: number): number => {
   return value !== undefined && value !== '' && Number.isInteger(parsed) && parsed >= 0 ? parsed : fallback;
 };
 
+/**
+ * The cluster event inside an SNS notification envelope (a subscription without raw message delivery);
+ * anything else is returned as it is.
+ */
+export function unwrapSnsEnvelope(body: unknown): unknown {
+  const envelope = body as { Type?: unknown; Message?: unknown; TopicArn?: unknown } | null;
+  if (envelope && envelope.Type === 'Notification' && typeof envelope.Message === 'string' && typeof envelope.TopicArn === 'string') {
+    try {
+      return JSON.parse(envelope.Message);
+    } catch {
+      return body;
+    }
+  }
+  return body;
+}
+
 /** `arn:aws:sqs:<region>:<account>:<name>` → the queue URL. */
 export function queueUrlFromArn(arn: string): string | undefined {
   const parts = arn.split(':');
@@ -295,6 +311,7 @@ export function createSqsHandler<Ctx = RuntimeContext>(controller: Controller<Ct
     } catch (error) {
       return poison(record, `body is not JSON: ${(error as Error).message}`);
     }
+    body = unwrapSnsEnvelope(body);
     const parsed = ClusterEventSchema.safeParse(body);
     if (!parsed.success) {
       return poison(record, `body does not match the cluster event schema: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { involvedObjectOf, queueUrlFromArn } from '../../../lib/runtime/handler.ts';
+import { involvedObjectOf, queueUrlFromArn, unwrapSnsEnvelope } from '../../../lib/runtime/handler.ts';
 import { MESSAGE_VERSION, type ClusterEvent } from '../../../lib/runtime/message.ts';
 
 test('queueUrlFromArn', () => {
@@ -37,4 +37,13 @@ test('involvedObjectOf: the embedded object when present, else a reference built
   });
   const object = { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pv-9', uid: 'u9', resourceVersion: '77' } };
   assert.deepEqual(involvedObjectOf({ cluster: 'c1', kind: 'PersistentVolume', key: 'pv-9', event: event({ kind: 'PersistentVolume', key: 'pv-9', object }) }), object);
+});
+
+test('unwrapSnsEnvelope: SNS notification bodies (no raw delivery) yield the event inside; others pass through', () => {
+  const event = { v: 1, cluster: 'c1', kind: 'Node', key: 'n1' };
+  assert.deepEqual(unwrapSnsEnvelope({ Type: 'Notification', TopicArn: 'arn:aws:sns:us-east-1:1:t.fifo', Message: JSON.stringify(event) }), event);
+  assert.deepEqual(unwrapSnsEnvelope(event), event);
+  const broken = { Type: 'Notification', TopicArn: 'arn', Message: '{nope' };
+  assert.equal(unwrapSnsEnvelope(broken), broken);
+  assert.equal(unwrapSnsEnvelope(null), null);
 });
