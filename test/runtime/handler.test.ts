@@ -194,6 +194,23 @@ describe('createSqsHandler against dynalite and fauxqs', () => {
     }
   });
 
+  test('a 429 from the API server waits at least its Retry-After', async () => {
+    const { ApiException } = await import('@kubernetes/client-node');
+    const { controller } = testController('throttled', async () => {
+      throw new ApiException(429, 'Too Many Requests', '{"kind":"Status","code":429}', { 'retry-after': '7' });
+    });
+    const { handler } = handlerFor(controller);
+    await fx.send([clusterEvent({ kind: 'PersistentVolume', key: 'pv-throttled' })]);
+    const batch = await fx.receive(1, 1);
+    const before = Date.now();
+    assert.equal((await handler(batch)).batchItemFailures.length, 1);
+    const inflight = fx.sqsServer.inspectQueue(fx.queue.url.split('/').pop()!)?.messages.inflight ?? [];
+    const deadline = inflight.find((m) => m.receiptHandle === batch.Records[0].receiptHandle)?.visibilityDeadline ?? 0;
+    assert.ok(deadline - before >= 6_000 && deadline - before <= 20_000, `hidden for ~7 s (${deadline - before} ms), not the 5 ms backoff`);
+    const record = await backoff.get({ controller: 'throttled', cluster: 'c1', kind: 'PersistentVolume', key: 'pv-throttled' });
+    assert.equal(record?.failures, 1);
+  });
+
   test('FIFO: every record failing is a partial response, not a thrown error', async () => {
     const { controller } = testController('allfail', async () => {
       throw new Error('down');
