@@ -41,4 +41,27 @@ describe('kube-api tables', () => {
       clusterIPs: ['10.96.0.9'], ports: [{ port: 80, nodePort: 30080, protocol: 'TCP' }, { port: 53, protocol: 'UDP' }], selector: { b: '2', a: '1' } } }, now);
     assert.deepEqual(svc, ['s', 'NodePort', '10.96.0.9', '<none>', '80:30080/TCP,53/UDP', '60m', 'a=1,b=2']);
   });
+
+  it('prints Endpoints, Node and Event rows as kubectl does', () => {
+    const now = new Date('2026-01-01T01:00:00Z');
+    const created = '2026-01-01T00:00:00Z';
+    const byPlural = (p: string) => KINDS.find((k) => k.plural === p && k.group === '')!.table!;
+    const ep = byPlural('endpoints');
+    const meta = { name: 'e', creationTimestamp: created };
+    assert.equal(ep.row({ metadata: meta }, now)[1], '<none>');
+    assert.equal(ep.row({ metadata: meta, subsets: [{ ports: [{ port: 80 }] }] }, now)[1], '');
+    assert.equal(ep.row({ metadata: meta, subsets: [{ addresses: [{ ip: '10.0.0.1' }, { ip: 'fd00::1' }], ports: [{ port: 80 }, { port: 443 }] }] }, now)[1],
+      '10.0.0.1:80,[fd00::1]:80,10.0.0.1:443 + 1 more...');
+    const node = byPlural('nodes');
+    const n = (cond: string | undefined, unschedulable = false) => node.row({ metadata: { ...meta, labels: { 'node-role.kubernetes.io/control-plane': '', 'kubernetes.io/role': 'edge' } },
+      spec: { unschedulable }, status: { ...(cond ? { conditions: [{ type: 'Ready', status: cond }] } : {}), nodeInfo: { kubeletVersion: 'v1.30.0' },
+        addresses: [{ type: 'InternalIP', address: '192.168.1.5' }] } }, now);
+    assert.deepEqual(n('True'), ['e', 'Ready', 'control-plane,edge', '60m', 'v1.30.0', '192.168.1.5', '<none>', '<unknown>', '<unknown>', '<unknown>']);
+    assert.equal(n('Unknown', true)[1], 'NotReady,SchedulingDisabled');
+    assert.equal(n(undefined)[1], 'Unknown');
+    const ev = byPlural('events').row({ metadata: { name: 'pvc.1', creationTimestamp: created }, type: 'Warning', reason: 'ProvisioningFailed',
+      involvedObject: { kind: 'PersistentVolumeClaim', name: 'c' }, message: ' no capacity ', firstTimestamp: '2026-01-01T00:30:00Z',
+      lastTimestamp: '2026-01-01T00:59:00Z', count: 4, source: { component: 'provisioner', host: 'h1' } }, now);
+    assert.deepEqual(ev, ['60s', 'Warning', 'ProvisioningFailed', 'persistentvolumeclaim/c', '', 'provisioner, h1', 'no capacity', '30m', 4, 'pvc.1']);
+  });
 });

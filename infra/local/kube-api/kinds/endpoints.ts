@@ -54,16 +54,19 @@ export function validateEndpoints(ep: KubeObject): FieldError[] {
   return errs;
 }
 
-/** `formatEndpoints`: up to three `ip:port` pairs, then `+ N more...`. */
+/** `formatEndpoints`: up to three `ip:port` pairs (`[v6]:port`), then `+ N more...`; `<none>` without subsets. */
 function formatEndpoints(ep: KubeObject): string {
+  const subsets: Array<Record<string, any>> = ep.subsets ?? [];
+  if (subsets.length === 0) return '<none>';
   const all: string[] = [];
-  for (const ss of ep.subsets ?? []) {
-    const ports: Array<{ port: number }> = ss.ports?.length ? ss.ports : [{ port: 0 }];
-    for (const p of ports) {
-      for (const a of ss.addresses ?? []) all.push(ss.ports?.length ? `${a.ip}:${p.port}` : a.ip);
+  for (const ss of subsets) {
+    const addrs: Array<{ ip: string }> = ss.addresses ?? [];
+    if (!ss.ports?.length) {
+      all.push(...addrs.map((a) => a.ip));
+      continue;
     }
+    for (const p of ss.ports) for (const a of addrs) all.push(a.ip.includes(':') ? `[${a.ip}]:${p.port}` : `${a.ip}:${p.port}`);
   }
-  if (all.length === 0) return '<none>';
   const shown = all.slice(0, 3).join(',');
   return all.length > 3 ? `${shown} + ${all.length - 3} more...` : shown;
 }

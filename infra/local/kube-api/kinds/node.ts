@@ -42,7 +42,7 @@ function validateNodeUpdate(node: KubeObject, old: KubeObject): FieldError[] {
 function nodeStatus(node: KubeObject): string {
   const conds: Array<{ type: string; status: string }> = node.status?.conditions ?? [];
   const ready = conds.find((c) => c.type === 'Ready');
-  const parts = [ready ? (ready.status === 'True' ? 'Ready' : ready.status === 'False' ? 'NotReady' : 'Unknown') : 'Unknown'];
+  const parts = [ready ? (ready.status === 'True' ? 'Ready' : 'NotReady') : 'Unknown'];
   if (node.spec?.unschedulable) parts.push('SchedulingDisabled');
   return parts.join(',');
 }

@@ -208,7 +208,7 @@ export const persistentVolumes: KindSpec = {
       const claimRef = spec.claimRef ? `${spec.claimRef.namespace ?? ''}/${spec.claimRef.name ?? ''}` : '';
       const phase = pv.metadata.deletionTimestamp ? 'Terminating' : str(pv.status?.phase);
       return [
-        pv.metadata.name, str(spec.capacity?.storage), accessModesAsString(spec.accessModes), str(spec.persistentVolumeReclaimPolicy),
+        pv.metadata.name, String(spec.capacity?.storage ?? '0'), accessModesAsString(spec.accessModes), str(spec.persistentVolumeReclaimPolicy),
         phase, claimRef, storageClassOf(pv), spec.volumeAttributesClassName || '<unset>', str(pv.status?.reason), age(pv, now),
         spec.volumeMode || '<unset>',
       ];
