@@ -39,7 +39,7 @@ import { KubeClients } from '../kube/client.ts';
 import { retryAfterMs } from '../kube/errors.ts';
 import { KubeEventRecorder, type EventRecorder, type InvolvedObject } from '../kube/recorder.ts';
 import { budgetFromEnv, ApiBudget } from '../state/bucket.ts';
-import { BackoffStore, rateLimiterConfigFromEnv, type BackoffId, type RateLimiterConfig } from '../state/backoff.ts';
+import { BackoffStore, rateLimiterConfigFromEnv, type BackoffId, type BackoffRecord, type RateLimiterConfig } from '../state/backoff.ts';
 import { createDocumentClient, type DocumentClient } from '../state/client.ts';
 import { LeaseStore } from '../state/lease.ts';
 import { tableNames, type TableNames } from '../state/schema.ts';
@@ -355,7 +355,7 @@ export function createSqsHandler<Ctx = RuntimeContext>(controller: Controller<Ct
         result = await controller.reconcile(request, ctx);
       } catch (error) {
         metrics.addMetric(METRIC.reconcileLatency, MetricUnit.Milliseconds, now() - started);
-        return await onError(inv, record, event, request, id, error);
+        return await onError(inv, record, event, request, id, error, backoff ?? null);
       }
       metrics.addMetric(METRIC.reconcileLatency, MetricUnit.Milliseconds, now() - started);
       metrics.addMetric(METRIC.reconcileSuccess, MetricUnit.Count, 1);
@@ -370,7 +370,15 @@ export function createSqsHandler<Ctx = RuntimeContext>(controller: Controller<Ct
     }
   };
 
-  const onError = async (inv: Invocation, record: SQSRecord, event: ClusterEvent, request: ReconcileRequest, id: BackoffId, error: unknown): Promise<void> => {
+  const onError = async (
+    inv: Invocation,
+    record: SQSRecord,
+    event: ClusterEvent,
+    request: ReconcileRequest,
+    id: BackoffId,
+    error: unknown,
+    known: BackoffRecord | null,
+  ): Promise<void> => {
     const s = init();
     const message = error instanceof Error ? error.message : String(error);
     if (error instanceof TerminalError) {
@@ -381,7 +389,7 @@ export function createSqsHandler<Ctx = RuntimeContext>(controller: Controller<Ct
       return;
     }
     metrics.addMetric(METRIC.reconcileError, MetricUnit.Count, 1);
-    const { record: failure, delayMs } = await s.backoff.recordFailure(id, message, { uid: event.uid, resourceVersion: event.resourceVersion });
+    const { record: failure, delayMs } = await s.backoff.recordFailure(id, message, { uid: event.uid, resourceVersion: event.resourceVersion }, known);
     if (maxFailures > 0 && failure.failures >= maxFailures) {
       metrics.addMetric(METRIC.thresholdExceeded, MetricUnit.Count, 1);
       logger.error('failure threshold exceeded; giving up until the object changes', { failures: failure.failures, error: message });

@@ -134,12 +134,18 @@ export class BackoffStore {
   /**
    * Counts one more failure (upstream `AddRateLimited`): `failures+1`, `nextAttemptAt = now + delay`,
    * `lastError`. Optimistic: the write is conditional on the failure count it read, and re-read on conflict.
-   * A parked retry is un-parked (the caller decides again how to wait).
+   * A parked retry is un-parked (the caller decides again how to wait). `known` is the record as the caller
+   * last read it (`null`: absent), which saves the first read; a stale one only costs a retry.
    */
-  async recordFailure(id: BackoffId, error: string, ref: BackoffObjectRef = {}): Promise<{ record: BackoffRecord; delayMs: number }> {
+  async recordFailure(
+    id: BackoffId,
+    error: string,
+    ref: BackoffObjectRef = {},
+    known?: BackoffRecord | null,
+  ): Promise<{ record: BackoffRecord; delayMs: number }> {
     const pk = this.#pk(id);
     for (let attempt = 0; attempt < 5; attempt++) {
-      const previous = await this.get(id);
+      const previous = attempt === 0 && known !== undefined ? (known ?? undefined) : await this.get(id);
       const failures = (previous?.failures ?? 0) + 1;
       const delayMs = exponentialDelayMs(failures, this.limiter);
       const now = this.#now();

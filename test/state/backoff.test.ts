@@ -69,6 +69,14 @@ describe('BackoffStore against dynalite', () => {
     assert.equal((await store.get(other))?.failures, 3);
   });
 
+  test('a stale hint of the previous record costs a retry, never a wrong count', async () => {
+    const hinted = { ...id, key: 'ns/hinted' };
+    assert.equal((await store.recordFailure(hinted, 'a', {}, null)).record.failures, 1);
+    assert.equal((await store.recordFailure(hinted, 'b', {}, null)).record.failures, 2, 'hint said absent; the record existed');
+    const current = await store.get(hinted);
+    assert.equal((await store.recordFailure(hinted, 'c', {}, current)).record.failures, 3);
+  });
+
   test('park → listDue when due → unpark once', async () => {
     const parked = { ...id, key: 'ns/parked' };
     await store.recordFailure(parked, 'x', { uid: 'u2', resourceVersion: '9' });
