@@ -6,7 +6,8 @@
  * claim, observe it into the cache (the forwarder's write), reconcile it (one queue message), and time
  * claim sync start → PV saved; then mark the PV Released (the binder's write) and reconcile the PV,
  * timing the deletion. Reported: p50/p99 of both, and per claim: storage API calls, Kubernetes API
- * requests by verb, DynamoDB requests by operation, reconciles (messages).
+ * requests by verb (events included), DynamoDB requests by operation (event correlation included),
+ * reconciles (messages).
  *
  * Not measured here: claim created → Bound through the forwarder, SNS/SQS and the binder (the whole
  * local stack); that end-to-end figure belongs to the pipeline benchmark.
@@ -14,10 +15,11 @@
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 
 import { performance } from 'node:perf_hooks';
+import { KubeEventRecorder, type MemoryEventRecorder } from '../../lib/kube/recorder.ts';
 import { createProvisionerController } from '../../lib/provisioner/controller.ts';
 import { provisionerOptionsFromEnv } from '../../lib/provisioner/options.ts';
 import { StorageOSProvisioner, STORAGEOS_DRIVER } from '../../lib/provisioner/provisioners/storageos.ts';
-import { startProvisionerStack } from '../provisioner/stack.ts';
+import { CLUSTER, startProvisionerStack } from '../provisioner/stack.ts';
 
 const CLAIMS = Number(process.env.BENCH_CLAIMS ?? 200);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 10);
@@ -30,6 +32,8 @@ async function main(): Promise<void> {
   const stack = await startProvisionerStack();
   try {
     await stack.createClass('storageos', STORAGEOS_DRIVER, { reclaimPolicy: 'Delete' });
+    // Events go to the API as in a deployment (with their DynamoDB correlation records), so they count.
+    stack.recorder = new KubeEventRecorder({ api: stack.core, component: 'provisioner', cluster: CLUSTER, doc: stack.db.doc, table: stack.db.tables.control }) as unknown as MemoryEventRecorder;
     const controller = createProvisionerController({ options: provisionerOptionsFromEnv({}), provisioner: new StorageOSProvisioner(stack.storage) });
 
     const dynamo: Record<string, number> = {};
