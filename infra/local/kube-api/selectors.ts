@@ -179,6 +179,18 @@ export function supportedFields(spec: KindSpec): string[] {
   }
 }
 
+const fieldCache = new WeakMap<KubeObject, Record<string, string>>();
+
+/** A kind's selectable fields of a stored (never mutated) object, computed once for every watcher. */
+function selectableFieldsOf(spec: KindSpec, obj: KubeObject): Record<string, string> {
+  let fields = fieldCache.get(obj);
+  if (!fields) {
+    fields = spec.selectableFields(obj);
+    fieldCache.set(obj, fields);
+  }
+  return fields;
+}
+
 /** Parses `fieldSelector` for a kind; unsupported fields and bad syntax are 400 BadRequest. */
 export function parseFieldSelector(input: string | undefined | null, spec: KindSpec): FieldSelector {
   const requirements: FieldRequirement[] = [];
@@ -201,7 +213,7 @@ export function parseFieldSelector(input: string | undefined | null, spec: KindS
     name: nameReq?.value,
     matches(obj) {
       if (requirements.length === 0) return true;
-      const fields = spec.selectableFields(obj);
+      const fields = selectableFieldsOf(spec, obj);
       for (const r of requirements) {
         const v = fields[r.field] ?? '';
         if ((v === r.value) !== r.equals) return false;
