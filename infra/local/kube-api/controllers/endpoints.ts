@@ -3,6 +3,7 @@
  * once a Service is gone, the Endpoints of the same namespace/name are deleted, selector or not.
  */
 import type { ClusterController, Store, StoreEvent } from '../types.ts';
+import { subscribeShared } from './hub.ts';
 import { ignoreNotFound, WorkQueue } from './queue.ts';
 
 /** Creates the endpoints controller. */
@@ -19,7 +20,7 @@ export function endpointsController(): ClusterController {
         ignoreNotFound(() => store.delete({ resource: '/endpoints', namespace, name }));
       });
       const q = queue;
-      unsubscribe = store.subscribe((e: StoreEvent) => {
+      unsubscribe = subscribeShared(store, (e: StoreEvent) => {
         if (e.resource === '/services' && e.type === 'DELETED') q.add(`${e.object.metadata.namespace}/${e.object.metadata.name}`);
       });
     },

@@ -8,6 +8,7 @@
  * is never collected, and a reference to a kind the server does not serve is left alone.
  */
 import type { ClusterController, KubeObject, ObjectRef, OwnerReference, Store, StoreEvent } from '../types.ts';
+import { subscribeShared } from './hub.ts';
 import { ignoreNotFound, WorkQueue } from './queue.ts';
 
 export const ORPHAN_FINALIZER = 'orphan';
@@ -44,7 +45,7 @@ class GarbageCollector {
   }
 
   start(): () => void {
-    const unsubscribe = this.#store.subscribe((e) => this.#onEvent(e));
+    const unsubscribe = subscribeShared(this.#store, (e) => this.#onEvent(e));
     for (const resource of this.#resources()) {
       for (const obj of this.#store.list(resource)) {
         this.#index(resource, undefined, obj);

@@ -4,6 +4,7 @@
  */
 import type { ClusterController, KubeObject, Store, StoreEvent } from '../types.ts';
 import { FINALIZER_KUBERNETES } from '../kinds/namespace.ts';
+import { subscribeShared } from './hub.ts';
 import { ignoreNotFound, WorkQueue } from './queue.ts';
 
 /** The namespaced resources that hold content (conversion views such as events.k8s.io excluded). */
@@ -46,7 +47,7 @@ export function namespaceController(): ClusterController {
         ignoreNotFound(() => store.update('/namespaces', next, 'finalize'));
       });
       const q = queue;
-      unsubscribe = store.subscribe((e: StoreEvent) => {
+      unsubscribe = subscribeShared(store, (e: StoreEvent) => {
         if (e.resource === '/namespaces') {
           if (e.type !== 'DELETED' && e.object.metadata.deletionTimestamp) q.add(e.object.metadata.name!);
           return;

@@ -4,6 +4,7 @@
  */
 import type { ClusterController, KubeObject, Store, StoreEvent } from '../types.ts';
 import { PV_PROTECTION_FINALIZER, PVC_PROTECTION_FINALIZER } from '../admission/storage-object-in-use-protection.ts';
+import { subscribeShared } from './hub.ts';
 import { ignoreNotFound, WorkQueue } from './queue.ts';
 
 /** Removes `finalizer` from the stored object with an optimistic-concurrency update. */
@@ -37,7 +38,7 @@ export function pvcProtectionController(): ClusterController {
         if (!inUse) removeFinalizer(store, '/persistentvolumeclaims', pvc, PVC_PROTECTION_FINALIZER);
       });
       const q = queue;
-      unsubscribe = store.subscribe((e: StoreEvent) => {
+      unsubscribe = subscribeShared(store, (e: StoreEvent) => {
         if (e.resource === '/persistentvolumeclaims' && e.type !== 'DELETED') q.add(`${e.object.metadata.namespace}/${e.object.metadata.name}`);
         if (e.resource === '/pods') {
           for (const pod of [e.object, e.previous]) {
@@ -69,7 +70,7 @@ export function pvProtectionController(): ClusterController {
         if (pv.status?.phase !== 'Bound') removeFinalizer(store, '/persistentvolumes', pv, PV_PROTECTION_FINALIZER);
       });
       const q = queue;
-      unsubscribe = store.subscribe((e: StoreEvent) => {
+      unsubscribe = subscribeShared(store, (e: StoreEvent) => {
         if (e.resource === '/persistentvolumes' && e.type !== 'DELETED') q.add(e.object.metadata.name!);
       });
       for (const pv of store.list('/persistentvolumes')) if (pv.metadata.deletionTimestamp) q.add(pv.metadata.name!);
