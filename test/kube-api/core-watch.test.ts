@@ -1,7 +1,7 @@
 // WATCH through @kubernetes/client-node's Watch and informer over real HTTP (generic fixture kinds).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { makeInformer, type V1ConfigMap } from '@kubernetes/client-node';
+import { ListWatch, makeInformer, Watch, type V1ConfigMap } from '@kubernetes/client-node';
 import { startHarness, collectWatch, type Harness } from '../../infra/local/kube-api/testing/client.ts';
 
 const PATH = '/api/v1/namespaces/default/configmaps';
@@ -157,6 +157,28 @@ describe('kube-api WATCH', () => {
       await informer.stop();
     } finally {
       await informerApi.api.stop();
+    }
+  });
+
+  it('survives client-node re-opening its watch on inactivity (every 30 s; shortened here): resumes by RV, never relists', async () => {
+    const rewatch = await startHarness();
+    try {
+      const watch = new Watch(rewatch.kc);
+      (watch as unknown as { requestTimeoutMs: number }).requestTimeoutMs = 250;
+      const cache = new ListWatch<V1ConfigMap>(PATH, watch, () => rewatch.core.listNamespacedConfigMap({ namespace: 'default' }), false);
+      await cache.start();
+      const wait = async (ms: number) => new Promise((r) => setTimeout(r, ms));
+      for (let i = 0; i < 4; i++) {
+        await wait(400); // longer than the inactivity timeout: the client aborts and re-watches from its last RV
+        await rewatch.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: `rw-${i}` } } });
+      }
+      for (let i = 0; i < 100 && cache.list('default').length < 4; i++) await wait(20);
+      assert.deepEqual(cache.list('default').map((o) => o.metadata!.name).sort(), ['rw-0', 'rw-1', 'rw-2', 'rw-3']);
+      assert.ok(rewatch.api.requests.count('watch', 'configmaps') >= 4, `re-watches: ${rewatch.api.requests.count('watch', 'configmaps')}`);
+      assert.equal(rewatch.api.requests.count('list', 'configmaps'), 1, 'resumed from the resourceVersion, no relist');
+      await cache.stop();
+    } finally {
+      await rewatch.api.stop();
     }
   });
 });
