@@ -497,7 +497,13 @@ export class MemoryStore implements Store {
     try {
       while (this.#queue.length) {
         const e = this.#queue.shift()!;
-        for (const l of this.#raw) l(e);
+        for (const l of this.#raw) {
+          try {
+            l(e);
+          } catch (err) {
+            process.emitWarning(`kube-api watcher failed: ${(err as Error).message}`);
+          }
+        }
         for (const l of this.#subscribers) {
           try {
             l(e);
