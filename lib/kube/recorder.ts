@@ -19,7 +19,6 @@
  * lastTimestamp epoch ms) and `eventspam#<cluster>#<sha256(spamKey)>` (tokens, updatedAt epoch ms).
  */
 import { createHash } from 'node:crypto';
-import { format } from 'node:util';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { PatchStrategy, setHeaderOptions, type CoreV1Api, type CoreV1Event } from '@kubernetes/client-node';
 import type { DocumentClient } from '../state/client.ts';
@@ -38,7 +37,7 @@ export interface InvolvedObject {
 export interface EventRecorder {
   /** Records an event about `object`. Never throws. */
   event(object: InvolvedObject, type: EventType, reason: string, message: string): Promise<void>;
-  /** {@link event} with a printf-style message (`%s`, `%d`, `%v` as `%s`). */
+  /** {@link event} with a Go-style format (`%s`, `%v`, `%d`, `%q`, `%t`, `%%`), as client-go's `Eventf`. */
   eventf(object: InvolvedObject, type: EventType, reason: string, messageFormat: string, ...args: unknown[]): Promise<void>;
 }
 
@@ -108,7 +107,7 @@ export class KubeEventRecorder implements EventRecorder {
   }
 
   async eventf(object: InvolvedObject, type: EventType, reason: string, messageFormat: string, ...args: unknown[]): Promise<void> {
-    return this.event(object, type, reason, format(messageFormat.replaceAll('%v', '%s'), ...args));
+    return this.event(object, type, reason, goSprintf(messageFormat, ...args));
   }
 
   async event(object: InvolvedObject, type: EventType, reason: string, message: string): Promise<void> {
@@ -330,6 +329,21 @@ export class MemoryEventRecorder implements EventRecorder {
     this.events.push({ object, type, reason, message });
   }
   async eventf(object: InvolvedObject, type: EventType, reason: string, messageFormat: string, ...args: unknown[]): Promise<void> {
-    return this.event(object, type, reason, format(messageFormat.replaceAll('%v', '%s'), ...args));
+    return this.event(object, type, reason, goSprintf(messageFormat, ...args));
   }
+}
+
+/**
+ * The subset of Go's `fmt.Sprintf` event messages use: `%v`/`%s` (value), `%d`, `%q` (double-quoted,
+ * escaped), `%t`, `%%`. Missing arguments print as Go does (`%!v(MISSING)`).
+ */
+export function goSprintf(format: string, ...args: unknown[]): string {
+  let next = 0;
+  return format.replace(/%([-+# 0]*\d*(?:\.\d+)?)([vsdqtfx%])/g, (_match, _flags: string, verb: string) => {
+    if (verb === '%') return '%';
+    if (next >= args.length) return `%!${verb}(MISSING)`;
+    const arg = args[next++];
+    const text = arg instanceof Error ? arg.message : typeof arg === 'object' && arg !== null ? JSON.stringify(arg) : String(arg);
+    return verb === 'q' ? JSON.stringify(text) : text;
+  });
 }

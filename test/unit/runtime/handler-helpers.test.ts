@@ -47,3 +47,15 @@ test('unwrapSnsEnvelope: SNS notification bodies (no raw delivery) yield the eve
   assert.equal(unwrapSnsEnvelope(broken), broken);
   assert.equal(unwrapSnsEnvelope(null), null);
 });
+
+test('goSprintf: the Go verbs event messages use', async () => {
+  const { goSprintf } = await import('../../../lib/kube/recorder.ts');
+  const cases: Array<[string, unknown[], string]> = [
+    ['storageclass.storage.k8s.io %q not found', ['gold'], 'storageclass.storage.k8s.io "gold" not found'],
+    ['Successfully provisioned volume %s', ['pvc-1'], 'Successfully provisioned volume pvc-1'],
+    ['cannot bind to requested volume %q: %v', ['pv-1', new Error('size mismatch')], 'cannot bind to requested volume "pv-1": size mismatch'],
+    ['%d%% done, ready=%t', [50, true], '50% done, ready=true'],
+    ['missing %s', [], 'missing %!s(MISSING)'],
+  ];
+  for (const [format, args, want] of cases) assert.equal(goSprintf(format, ...args), want, format);
+});
