@@ -43,6 +43,13 @@ describe('kube-api PVC strategy', () => {
     });
   }
 
+  it('a wrongly typed field is 400 "cannot be handled as", named as Go\'s encoding/json names it', () => {
+    const pvc = claim({ accessModes: 'ReadWriteOnce' });
+    assert.throws(() => pvcS.decode(pvc), (err: unknown) => err instanceof StatusError && err.code === 400
+      && err.message === 'PersistentVolumeClaim in version "v1" cannot be handled as a PersistentVolumeClaim: json: cannot unmarshal string into Go struct field PersistentVolumeClaimSpec.spec.accessModes of type []v1.PersistentVolumeAccessMode');
+    assert.throws(() => pvcS.decode({ metadata: {}, spec: [] }), /Go struct field PersistentVolumeClaim.spec of type v1.PersistentVolumeClaimSpec/);
+  });
+
   it('defaults volumeMode and phase; create resets status to Pending', () => {
     const pvc: KubeObject = { metadata: { name: 'c' }, spec: {}, status: { phase: 'Bound', capacity: { storage: '1Gi' } } };
     pvcS.defaults(pvc);

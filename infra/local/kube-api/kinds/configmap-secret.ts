@@ -3,7 +3,7 @@
  * `ValidateSecret*`).
  */
 import type { FieldError, KindSpec, KubeObject } from '../types.ts';
-import { decodeError, expectObject } from './common/decode.ts';
+import { decodeError, expectObject, unmarshalError } from './common/decode.ts';
 import { deepEqual, forbidden, immutable, invalid, tooLong } from './common/field.ts';
 import { isDNS1123Subdomain } from './common/names.ts';
 import { objectMetaFields } from './common/selectable.ts';
@@ -75,9 +75,9 @@ export const configMaps: KindSpec = {
     namespaced: true,
     nameRule: isDNS1123Subdomain,
     decode(cm) {
-      expectObject('ConfigMap', cm.data, 'map[string]string');
+      expectObject('ConfigMap', cm.data, 'ConfigMap.data', 'map[string]string');
       for (const [k, v] of Object.entries(cm.data ?? {})) {
-        if (typeof v !== 'string') throw decodeError('ConfigMap', `json: cannot unmarshal ${typeof v} into Go struct field ConfigMap.data of type string (key ${k})`);
+        if (typeof v !== 'string') throw unmarshalError('ConfigMap', v, `ConfigMap.data.${k}`, 'string');
       }
     },
     validate: validateConfigMap,
@@ -121,7 +121,7 @@ export const secrets: KindSpec = {
     namespaced: true,
     nameRule: isDNS1123Subdomain,
     decode(s) {
-      expectObject('Secret', s.data, 'map[string][]uint8');
+      expectObject('Secret', s.data, 'Secret.data', 'map[string][]uint8');
       for (const v of Object.values(s.data ?? {})) {
         if (typeof v !== 'string' || v.length % 4 !== 0 || !BASE64.test(v)) {
           throw decodeError('Secret', 'illegal base64 data at input byte 0');

@@ -98,7 +98,7 @@ export const endpoints: KindSpec = {
     namespaced: true,
     nameRule: isDNS1123Subdomain,
     decode(ep) {
-      expectArray('Endpoints', ep.subsets, '[]v1.EndpointSubset');
+      expectArray('Endpoints', ep.subsets, 'Endpoints.subsets', '[]v1.EndpointSubset');
     },
     defaults(ep) {
       for (const ss of Array.isArray(ep.subsets) ? ep.subsets : []) {

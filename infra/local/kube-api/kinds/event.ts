@@ -184,8 +184,8 @@ export const coreEvents: KindSpec = {
     nameRule: isValidPathSegmentName,
     validateMeta: false,
     decode(e) {
-      expectObject('Event', e.involvedObject, 'v1.ObjectReference');
-      expectObject('Event', e.source, 'v1.EventSource');
+      expectObject('Event', e.involvedObject, 'Event.involvedObject', 'v1.ObjectReference');
+      expectObject('Event', e.source, 'Event.source', 'v1.EventSource');
     },
     defaults(e) {
       e.involvedObject ??= {};

@@ -53,7 +53,7 @@ export const leases: KindSpec = {
   strategy: makeStrategy({
     namespaced: true,
     nameRule: isDNS1123Subdomain,
-    decode: (lease) => expectObject('Lease', lease.spec, 'v1.LeaseSpec'),
+    decode: (lease) => expectObject('Lease', lease.spec, 'Lease.spec', 'v1.LeaseSpec'),
     validate: validateLeaseSpec,
   }),
 };

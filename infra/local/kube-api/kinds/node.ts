@@ -104,7 +104,7 @@ export const nodes: KindSpec = {
     namespaced: false,
     nameRule: isDNS1123Subdomain,
     decode(node) {
-      expectObject(KIND, node.spec, 'v1.NodeSpec');
+      expectObject(KIND, node.spec, 'Node.spec', 'v1.NodeSpec');
       canonicalizeQuantityMap(KIND, node.status?.capacity);
       canonicalizeQuantityMap(KIND, node.status?.allocatable);
     },

@@ -139,8 +139,8 @@ export const persistentVolumeStrategy = makeStrategy({
   namespaced: false,
   nameRule: isDNS1123Subdomain,
   decode(pv) {
-    expectObject(KIND, pv.spec, 'v1.PersistentVolumeSpec');
-    expectArray(KIND, pv.spec?.accessModes, '[]v1.PersistentVolumeAccessMode');
+    expectObject(KIND, pv.spec, 'PersistentVolume.spec', 'v1.PersistentVolumeSpec');
+    expectArray(KIND, pv.spec?.accessModes, 'PersistentVolumeSpec.spec.accessModes', '[]v1.PersistentVolumeAccessMode');
     canonicalizeQuantityMap(KIND, pv.spec?.capacity);
     canonicalizeQuantityMap(KIND, pv.status?.capacity);
   },

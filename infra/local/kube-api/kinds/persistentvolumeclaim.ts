@@ -124,8 +124,8 @@ export const persistentVolumeClaimStrategy = makeStrategy({
   namespaced: true,
   nameRule: isDNS1123Subdomain,
   decode(pvc) {
-    expectObject(KIND, pvc.spec, 'v1.PersistentVolumeClaimSpec');
-    expectArray(KIND, pvc.spec?.accessModes, '[]v1.PersistentVolumeAccessMode');
+    expectObject(KIND, pvc.spec, 'PersistentVolumeClaim.spec', 'v1.PersistentVolumeClaimSpec');
+    expectArray(KIND, pvc.spec?.accessModes, 'PersistentVolumeClaimSpec.spec.accessModes', '[]v1.PersistentVolumeAccessMode');
     canonicalizeQuantityMap(KIND, pvc.spec?.resources?.requests);
     canonicalizeQuantityMap(KIND, pvc.spec?.resources?.limits);
     canonicalizeQuantityMap(KIND, pvc.status?.capacity);

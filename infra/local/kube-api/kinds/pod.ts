@@ -113,8 +113,8 @@ export const pods: KindSpec = {
     namespaced: true,
     nameRule: isDNS1123Subdomain,
     decode(pod) {
-      expectObject(KIND, pod.spec, 'v1.PodSpec');
-      expectArray(KIND, pod.spec?.containers, '[]v1.Container');
+      expectObject(KIND, pod.spec, 'Pod.spec', 'v1.PodSpec');
+      expectArray(KIND, pod.spec?.containers, 'PodSpec.spec.containers', '[]v1.Container');
     },
     defaults(pod) {
       const spec = ensure(pod, 'spec');

@@ -217,9 +217,9 @@ export const services: KindSpec = {
     namespaced: true,
     nameRule: isDNS1035Label,
     decode(svc) {
-      expectObject(KIND, svc.spec, 'v1.ServiceSpec');
-      expectArray(KIND, svc.spec?.ports, '[]v1.ServicePort');
-      expectArray(KIND, svc.spec?.clusterIPs, '[]string');
+      expectObject(KIND, svc.spec, 'Service.spec', 'v1.ServiceSpec');
+      expectArray(KIND, svc.spec?.ports, 'ServiceSpec.spec.ports', '[]v1.ServicePort');
+      expectArray(KIND, svc.spec?.clusterIPs, 'ServiceSpec.spec.clusterIPs', '[]string');
     },
     defaults,
     prepareForCreate(svc) {

@@ -55,7 +55,7 @@ export const volumeAttachments: KindSpec = {
   strategy: makeStrategy({
     namespaced: false,
     nameRule: isDNS1123Subdomain,
-    decode: (va) => expectObject('VolumeAttachment', va.spec, 'v1.VolumeAttachmentSpec'),
+    decode: (va) => expectObject('VolumeAttachment', va.spec, 'VolumeAttachment.spec', 'v1.VolumeAttachmentSpec'),
     prepareForCreate(va) {
       delete va.status;
     },

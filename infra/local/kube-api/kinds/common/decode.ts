@@ -17,7 +17,7 @@ export function decodeError(kind: string, detail: string): StatusError {
 export function canonicalizeQuantityMap(kind: string, map: unknown): void {
   if (map === undefined || map === null) return;
   if (typeof map !== 'object' || Array.isArray(map)) {
-    throw decodeError(kind, `json: cannot unmarshal ${jsonType(map)} into Go value of type map[string]resource.Quantity`);
+    throw decodeError(kind, `json: cannot unmarshal ${jsonType(map)} into Go value of type v1.ResourceList`);
   }
   const m = map as Record<string, unknown>;
   for (const [k, v] of Object.entries(m)) {
@@ -32,20 +32,24 @@ export function canonicalizeQuantityMap(kind: string, map: unknown): void {
   }
 }
 
-/** Ensures `value` is a JSON object (or absent) where a struct is expected. */
-export function expectObject(kind: string, value: unknown, goType: string): void {
+/**
+ * Ensures `value` is a JSON object (or absent) where a struct or map is expected; `field` is how Go's
+ * encoding/json names it (`PersistentVolumeClaim.spec`, `PersistentVolumeClaimSpec.spec.accessModes`).
+ */
+export function expectObject(kind: string, value: unknown, field: string, goType: string): void {
   if (value === undefined || value === null) return;
-  if (typeof value !== 'object' || Array.isArray(value)) {
-    throw decodeError(kind, `json: cannot unmarshal ${jsonType(value)} into Go value of type ${goType}`);
-  }
+  if (typeof value !== 'object' || Array.isArray(value)) throw unmarshalError(kind, value, field, goType);
 }
 
 /** Ensures `value` is a JSON array (or absent) where a slice is expected. */
-export function expectArray(kind: string, value: unknown, goType: string): void {
+export function expectArray(kind: string, value: unknown, field: string, goType: string): void {
   if (value === undefined || value === null) return;
-  if (!Array.isArray(value)) {
-    throw decodeError(kind, `json: cannot unmarshal ${jsonType(value)} into Go value of type ${goType}`);
-  }
+  if (!Array.isArray(value)) throw unmarshalError(kind, value, field, goType);
+}
+
+/** `json: cannot unmarshal <type> into Go struct field <field> of type <goType>`. */
+export function unmarshalError(kind: string, value: unknown, field: string, goType: string): ReturnType<typeof decodeError> {
+  return decodeError(kind, `json: cannot unmarshal ${jsonType(value)} into Go struct field ${field} of type ${goType}`);
 }
 
 function jsonType(v: unknown): string {
