@@ -170,6 +170,16 @@ export function shouldProvision(
   return { should: true };
 }
 
+/**
+ * The first, cheap steps of {@link shouldProvision} (not bound, asks for one of our names): a claim that
+ * fails them is never provisioned whatever the rest says, so the shell skips the lease and the reads.
+ */
+export function isProvisioningCandidate(config: CoreConfig, claim: PersistentVolumeClaim): boolean {
+  if (claim.spec.volumeName) return false;
+  const requested = getStorageProvisioner(claim);
+  return requested !== undefined && knownProvisioner(config, requested);
+}
+
 /** Block claims need a BlockProvisioner that says yes [`canProvision`]. */
 export function canProvision(config: CoreConfig, provisioner: Provisioner, ctx: ProvisionContext, claim: PersistentVolumeClaim): Error | undefined {
   if (claim.spec.volumeMode !== 'Block') return undefined;

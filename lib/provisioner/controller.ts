@@ -20,7 +20,7 @@ import type { RuntimeContext, SqsHandlerOptions } from '../runtime/handler.ts';
 import type { Controller, ReconcileRequest, ReconcileResult } from '../runtime/reconcile.ts';
 import type { Lease } from '../state/lease.ts';
 import { ObjectCache } from '../state/cache.ts';
-import { getClaimClass, resolveClaim, storeMessages, volumeName, type ClaimOutcome, type CoreConfig } from './claim.ts';
+import { getClaimClass, isProvisioningCandidate, resolveClaim, storeMessages, volumeName, type ClaimOutcome, type CoreConfig } from './claim.ts';
 import { EventReason } from './constants.ts';
 import { KubeWriter } from './kube-writer.ts';
 import { emitObservations } from './metrics.ts';
@@ -112,6 +112,9 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
       await report(ctx, { claim }, [{ on: 'claim', type: 'Normal', reason: EventReason.ProvisioningSucceeded, message: storeMessages.succeeded(record.pendingVolume.metadata.name ?? '') }], []);
       return;
     }
+
+    // Bound, or not asking for us: shouldProvision would say no; skip the lease and the lookups.
+    if (!isProvisioningCandidate(config, claim)) return;
 
     const holder = randomUUID();
     const leaseName = provisioningLeaseName(cluster, uid);

@@ -153,6 +153,20 @@ describe('provisioner controller against the emulator, dynalite and the storage 
     assert.equal(provisioner.provisions, 1);
   });
 
+  it('claims that are not candidates (another provisioner) skip the lease entirely', async () => {
+    const controller = controllerWith();
+    await core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: {
+      metadata: { name: 'foreign', annotations: { 'volume.kubernetes.io/storage-provisioner': 'other.io/x' } },
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName: 'local' },
+    } });
+    const claim = await observe('PersistentVolumeClaim', 'default/foreign');
+    const leases = new LeaseStore({ doc: db.doc, table: db.tables.control });
+    const held = await leases.acquire(provisioningLeaseName(CLUSTER, claim.metadata.uid), 'another-invocation', 60_000);
+    assert.equal(await reconcile(controller, 'PersistentVolumeClaim', 'default/foreign'), undefined, 'done, not deferred by the lease');
+    assert.equal(provisioner.provisions, 0);
+    await leases.release(held);
+  });
+
   it('WaitForFirstConsumer: waits for a selected node; Reschedule removes an unusable one from the claim', async () => {
     const controller = controllerWith();
     await createClaim('wait', 'local-wait');

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
-  afterProvision, canProvision, planClaimSync, shouldProvision, type ClaimPlan,
+  afterProvision, canProvision, isProvisioningCandidate, planClaimSync, shouldProvision, type ClaimPlan,
 } from '../../../lib/provisioner/claim.ts';
 import { annAlphaSelectedNode, annBetaStorageProvisioner, annDynamicallyProvisioned, annMigratedTo, annSelectedNode, annStorageClass, annStorageProvisioner } from '../../../lib/provisioner/constants.ts';
 import { DelayRetryError, InfeasibleError, StorageClassNotFoundError } from '../../../lib/provisioner/errors.ts';
@@ -49,6 +49,9 @@ describe('TestShouldProvision', () => {
   ];
   for (const row of rows) {
     it(row.name, () => {
+      if (!isProvisioningCandidate(config(row.provisionerName, { additionalProvisionerNames: row.additional ?? [] }), row.claim)) {
+        assert.equal(row.should, false, 'a claim that is not a candidate is never provisioned');
+      }
       const got = shouldProvision(config(row.provisionerName, { additionalProvisionerNames: row.additional ?? [] }), row.provisioner ?? new TestProvisioner(), ctx, row.claim, row.cls);
       assert.equal(got.should, row.should);
       assert.equal(got.error !== undefined, row.error ?? false);
