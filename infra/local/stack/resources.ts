@@ -36,6 +36,12 @@ export interface Clients {
   sns: SNSClient;
   dynamodb: DynamoDBClient;
   region: string;
+  /**
+   * The SQS endpoint the functions use. fauxqs names queues `http://sqs.<region>.localhost:<port>/…`,
+   * a host that does not resolve everywhere and differs from the SDK endpoint (the SDK then sends to
+   * the QueueUrl's host); queue URLs are rewritten path-style onto this endpoint, which fauxqs accepts.
+   */
+  sqsEndpoint?: string;
 }
 
 /** Queues in creation order: a queue after the DLQ its redrive policy names. */
@@ -95,12 +101,13 @@ export async function createResources(wiring: Wiring, clients: Clients): Promise
       if (!dlq) throw new Error(`${q.logicalId}: dead-letter queue ${q.redrive.deadLetterQueue} is not a queue of this template`);
       attributes.RedrivePolicy = JSON.stringify({ deadLetterTargetArn: dlq.arn, maxReceiveCount: q.redrive.maxReceiveCount });
     }
-    const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: q.name, Attributes: attributes }));
+    const created = await sqs.send(new CreateQueueCommand({ QueueName: q.name, Attributes: attributes }));
+    const QueueUrl = clients.sqsEndpoint ? `${clients.sqsEndpoint.replace(/\/$/, '')}${new URL(created.QueueUrl!).pathname}` : created.QueueUrl!;
     const got = await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }));
     const local: LocalQueue = {
       logicalId: q.logicalId,
       name: q.name,
-      url: QueueUrl!,
+      url: QueueUrl,
       arn: got.Attributes!.QueueArn!,
       fifo: q.fifo,
       visibilityTimeout: q.visibilityTimeout,

@@ -81,6 +81,8 @@ export interface StackOptions {
   forwarderOptions?: Partial<ForwarderOptions>;
   /** Forwarder log level (default WARN). */
   forwarderLogLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
+  /** Extra environment for every function (e.g. `POWERTOOLS_LOG_LEVEL`), over the template's. */
+  functionEnv?: Record<string, string>;
   /** Arm the EventBridge schedules (default true). */
   schedules?: boolean;
   /** Divides schedule delays (tests). */
@@ -258,7 +260,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     }
 
     // --- resources from the template
-    const resources = await createResources(wiring, { sqs, sns, dynamodb, region });
+    const resources = await createResources(wiring, { sqs, sns, dynamodb, region, sqsEndpoint });
     const ctx = { resources: resources.physical, region, accountId: LOCAL_ACCOUNT_ID };
     const awsEnv: Record<string, string> = {
       AWS_REGION: region,
@@ -278,6 +280,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         env.STORAGE_API_USERNAME = STORAGE_API_CREDENTIALS.username;
         env.STORAGE_API_PASSWORD = STORAGE_API_CREDENTIALS.password;
       }
+      Object.assign(env, options.functionEnv);
       env.AWS_LAMBDA_FUNCTION_NAME = fn.functionName;
       env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE = String(fn.memorySize);
       functionEnv[fn.name] = env;
