@@ -40,3 +40,15 @@ test('sparse indexes answer queries; createTables is idempotent', async () => {
   );
   assert.equal(again.Items?.length, 1, 'existing tables and data are left alone');
 });
+
+test('serverless.yml declares the same keys, attributes and indexes as lib/state/tables.ts', async () => {
+  const { readFile } = await import('node:fs/promises');
+  const YAML = (await import('yaml')).default;
+  const { cacheTableDefinition, controlTableDefinition } = await import('../../lib/state/tables.ts');
+  const template = YAML.parse(await readFile(new URL('../../serverless.yml', import.meta.url), 'utf8'), { logLevel: 'silent' });
+  const resources = template.resources.Resources;
+  const shape = (t: { AttributeDefinitions?: unknown; KeySchema?: unknown; GlobalSecondaryIndexes?: unknown; BillingMode?: unknown }) =>
+    JSON.parse(JSON.stringify({ AttributeDefinitions: t.AttributeDefinitions, KeySchema: t.KeySchema, GlobalSecondaryIndexes: t.GlobalSecondaryIndexes, BillingMode: t.BillingMode }));
+  assert.deepEqual(shape(resources.CacheTable.Properties), shape(cacheTableDefinition('x')));
+  assert.deepEqual(shape(resources.ControlTable.Properties), shape(controlTableDefinition('x')));
+});
