@@ -31,6 +31,9 @@ describe('kube-api semantics: status subresources of Node, Namespace, Pod, Volum
     assert.deepEqual([put.spec!.finalizers, put.status!.phase], [['kubernetes'], 'Active']);
     const st = await h.core.replaceNamespaceStatus({ name: 'st-ns', body: { ...put, spec: { finalizers: [] }, status: { phase: 'Active', conditions: [] } } });
     assert.deepEqual(st.spec!.finalizers, ['kubernetes']);
+    const early = await h.http('/api/v1/namespaces/st-ns/status', { method: 'PUT', body: { ...st, status: { phase: 'Terminating' } } });
+    assert.equal(early.status, 422);
+    assert.equal(early.body.details.causes[0].message, 'Invalid value: "Terminating": may only be \'Active\' if `deletionTimestamp` is empty');
   });
 
   it('Pod: created Pending whatever the body says; main PUT keeps status', async () => {

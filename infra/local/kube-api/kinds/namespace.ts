@@ -84,8 +84,15 @@ export const namespaces: KindSpec = {
     validate: validateSpecFinalizers,
     validateUpdate(ns, _old, subresource) {
       const errs = validateSpecFinalizers(ns);
+      if (subresource !== 'status') return errs;
+      // ValidateNamespaceStatusUpdate: the phase follows the deletionTimestamp.
       const phase = ns.status?.phase;
-      if (subresource === 'status' && phase !== undefined && !PHASES.includes(phase)) errs.push(notSupported('status.phase', phase, PHASES));
+      if (phase !== undefined && !PHASES.includes(phase)) errs.push(notSupported('status.phase', phase, PHASES));
+      else if (!ns.metadata.deletionTimestamp && phase !== 'Active') {
+        errs.push(invalid('status.phase', phase ?? '', "may only be 'Active' if `deletionTimestamp` is empty"));
+      } else if (ns.metadata.deletionTimestamp && phase !== 'Terminating') {
+        errs.push(invalid('status.phase', phase ?? '', "may only be 'Terminating' if `deletionTimestamp` is not empty"));
+      }
       return errs;
     },
   }),
