@@ -133,6 +133,10 @@ describe('kube-api store: revisions and writes', () => {
     assert.equal(yaml.body.data.k, 'v');
     const badYaml = await h.http('/api/v1/namespaces/default/configmaps', { method: 'POST', contentType: 'application/yaml', body: 'metadata: [\n' });
     assert.equal(badYaml.status, 400);
+    const wrongGroup = await h.http('/api/v1/namespaces/default/configmaps', { method: 'POST', body: { apiVersion: 'storage.k8s.io/v1', kind: 'ConfigMap', metadata: { name: 'wrong' } } });
+    assert.deepEqual([wrongGroup.status, wrongGroup.body.message], [400, 'the API version in the data (storage.k8s.io/v1) does not match the expected API version (v1)']);
+    const wrongKind = await h.http('/api/v1/namespaces/default/configmaps', { method: 'POST', body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'wrong' } } });
+    assert.equal(wrongKind.status, 400);
   });
 
   it('405 MethodNotAllowed and 404 for unknown paths', async () => {

@@ -311,6 +311,9 @@ async function readObject(req: IncomingMessage, spec: KindSpec): Promise<KubeObj
   }
   const obj = body as KubeObject;
   if (obj.metadata === undefined || obj.metadata === null) obj.metadata = {};
+  if (obj.apiVersion !== undefined && obj.apiVersion !== apiVersionOf(spec)) {
+    throw badRequest(`the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${apiVersionOf(spec)})`);
+  }
   if (obj.kind !== undefined && obj.kind !== spec.kind) {
     throw badRequest(`${spec.kind} in version "${spec.version}" cannot be handled as a ${spec.kind}: the object provided is unrecognized (kind ${JSON.stringify(obj.kind)})`);
   }
