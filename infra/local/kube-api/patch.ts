@@ -16,6 +16,9 @@ export type PatchType = typeof PATCH_TYPES[number];
 export function patchTypeOf(contentType: string | undefined): PatchType {
   const base = (contentType ?? '').split(';')[0].trim().toLowerCase();
   if ((PATCH_TYPES as readonly string[]).includes(base)) return base as PatchType;
+  if (base === 'application/apply-patch+yaml') {
+    throw new StatusError(415, 'UnsupportedMediaType', 'server-side apply (application/apply-patch+yaml) is not implemented by this emulator; use a strategic merge, merge or JSON patch');
+  }
   throw new StatusError(415, 'UnsupportedMediaType',
     `the body of the request was in an unknown format - accepted media types include: ${PATCH_TYPES.join(', ')}, application/apply-patch+yaml`);
 }
