@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { services } from '../../../infra/local/kube-api/kinds/service.ts';
 import { endpoints } from '../../../infra/local/kube-api/kinds/endpoints.ts';
 import { validateNonSpecialIP } from '../../../infra/local/kube-api/kinds/common/ip.ts';
-import { ClusterIPAllocator, ServiceCidrError } from '../../../infra/local/kube-api/admission/cluster-ip.ts';
+import { ClusterIPAllocator } from '../../../infra/local/kube-api/admission/cluster-ip.ts';
+import { ServiceCidrError } from '../../../infra/local/kube-api/admission/errors.ts';
 import type { KubeObject } from '../../../infra/local/kube-api/types.ts';
 
 const svcS = services.strategy;

@@ -11,16 +11,17 @@ import type { AdmissionPlugin, AdmissionRequest, KubeObject, Store } from '../ty
 import { StatusError } from '../types.ts';
 import { ipv4ToNumber, numberToIpv4 } from '../kinds/common/ip.ts';
 import { invalid as invalidStatus } from '../errors.ts';
+import { AllocationError, ServiceCidrError } from './errors.ts';
 
-/** Thrown for an unusable `serviceCidr` option. */
-export class ServiceCidrError extends Error {
-  constructor(cidr: string) {
-    super(`invalid service CIDR ${JSON.stringify(cidr)}: an IPv4 CIDR with a prefix of at most /30 is required`);
-    this.name = 'ServiceCidrError';
-  }
-}
-
-/** An IPv4 range allocator over a store of Services. */
+/**
+ * An IPv4 range allocator over a store of Services.
+ *
+ * @example
+ * const allocator = new ClusterIPAllocator('10.96.0.0/12');
+ * allocator.kubernetesServiceIP;                          // '10.96.0.1'
+ * allocator.allocate(store, 'default/db');                // e.g. '10.101.7.42' (upper band)
+ * allocator.allocate(store, 'default/fixed', '10.96.0.10'); // '10.96.0.10', or AllocationError if taken
+ */
 export class ClusterIPAllocator {
   readonly cidr: string;
   /** First usable address (network + 1) as a number; index 0 of the range. */
@@ -94,14 +95,6 @@ export class ClusterIPAllocator {
     const ip = pick(Math.max(this.#offset, 1), this.#size) ?? pick(1, Math.max(this.#offset, 1));
     if (!ip) throw new AllocationError('range is full');
     return ip;
-  }
-}
-
-/** An allocation failure (`ipallocator.ErrAllocated`, `ErrNotInRange`, `ErrFull`). */
-export class AllocationError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'AllocationError';
   }
 }
 

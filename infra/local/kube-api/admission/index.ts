@@ -29,7 +29,8 @@ export function createAdmissionPlugins(options: AdmissionOptions = {}): Admissio
   ];
 }
 
-export { ClusterIPAllocator, AllocationError, ServiceCidrError, clusterIPsOf } from './cluster-ip.ts';
+export { ClusterIPAllocator, clusterIPsOf } from './cluster-ip.ts';
+export { AllocationError, ServiceCidrError } from './errors.ts';
 export { getDefaultClass } from './default-storage-class.ts';
 export { IMMORTAL_NAMESPACES } from './namespace-lifecycle.ts';
 export { PV_PROTECTION_FINALIZER, PVC_PROTECTION_FINALIZER } from './storage-object-in-use-protection.ts';

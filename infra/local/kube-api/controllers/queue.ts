@@ -8,6 +8,12 @@ import { StatusError } from '../types.ts';
 const RETRY_MS = 5;
 const MAX_RETRIES = 20;
 
+/**
+ * @example
+ * const queue = new WorkQueue('pv-protection', (name) => syncVolume(name));
+ * queue.add('pv-1'); queue.add('pv-1'); // processed once, on a later turn of the event loop
+ * queue.stop();                         // on controller stop: no more work, timers cleared
+ */
 export class WorkQueue {
   readonly #pending = new Set<string>();
   readonly #retries = new Map<string, number>();
