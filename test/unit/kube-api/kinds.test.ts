@@ -3,6 +3,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { KINDS, kindFor, resourceKey } from '../../../infra/local/kube-api/kinds/index.ts';
+import { defaultPullPolicy } from '../../../infra/local/kube-api/kinds/pod.ts';
 
 const ALL = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 
@@ -78,4 +79,12 @@ describe('kube-api kinds: field-selector sets', () => {
     assert.equal(kindFor('/nodes')!.selectableFields({ metadata: { name: 'n' }, spec: { unschedulable: true } })['spec.unschedulable'], 'true');
     assert.equal(kindFor('/nodes')!.selectableFields({ metadata: { name: 'n' } })['spec.unschedulable'], 'false');
   });
+});
+
+describe('kube-api kinds: Pod defaults', () => {
+  const cases: Array<[string, string]> = [
+    ['busybox', 'Always'], ['busybox:latest', 'Always'], ['busybox:1.36', 'IfNotPresent'],
+    ['registry:5000/busybox', 'Always'], ['registry:5000/busybox:1.36', 'IfNotPresent'], ['busybox@sha256:abc', 'IfNotPresent'],
+  ];
+  for (const [image, want] of cases) it(`imagePullPolicy for ${image} is ${want}`, () => assert.equal(defaultPullPolicy(image), want));
 });

@@ -55,6 +55,15 @@ function validatePodUpdate(pod: KubeObject, old: KubeObject): FieldError[] {
   return errs;
 }
 
+/** `SetDefaults_Container`: `Always` for `:latest` or untagged images, else `IfNotPresent`. */
+export function defaultPullPolicy(image: string): string {
+  if (image.includes('@')) return 'IfNotPresent';
+  const last = image.slice(image.lastIndexOf('/') + 1);
+  const colon = last.lastIndexOf(':');
+  const tag = colon < 0 ? '' : last.slice(colon + 1);
+  return tag === '' || tag === 'latest' ? 'Always' : 'IfNotPresent';
+}
+
 /** Ready cell: `ready/total` containers. */
 function readyCell(pod: KubeObject): string {
   const statuses: Array<{ ready?: boolean }> = pod.status?.containerStatuses ?? [];
@@ -127,7 +136,7 @@ export const pods: KindSpec = {
       for (const c of Array.isArray(spec.containers) ? spec.containers : []) {
         c.terminationMessagePath ??= '/dev/termination-log';
         c.terminationMessagePolicy ??= 'File';
-        c.imagePullPolicy ??= String(c.image ?? '').endsWith(':latest') || !String(c.image ?? '').includes(':') ? 'Always' : 'IfNotPresent';
+        c.imagePullPolicy ??= defaultPullPolicy(String(c.image ?? ''));
       }
     },
     prepareForCreate(pod) {
