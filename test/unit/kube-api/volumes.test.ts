@@ -114,6 +114,12 @@ describe('kube-api PVC strategy', () => {
     assert.match(err.detail, /storageClassName/);
   });
 
+  it('warns about fractional byte requests', () => {
+    assert.deepEqual(pvcS.warnings!(claim({ resources: { requests: { storage: '500m' } } })),
+      ['spec.resources.requests[storage]: fractional byte value "500m" is invalid, must be an integer']);
+    assert.deepEqual(pvcS.warnings!(claim({ resources: { requests: { storage: '1.5Gi' } } })), []);
+  });
+
   it('the beta storage-class annotation is immutable', () => {
     const ann = (v: string) => ({ metadata: { ...claim().metadata, annotations: { 'volume.beta.kubernetes.io/storage-class': v } } });
     const errs = pvcS.validateUpdate(claim({}, ann('b')), claim({}, ann('a')));
@@ -175,6 +181,18 @@ describe('kube-api PV strategy', () => {
     assert.deepEqual(fields(pvS.validateUpdate(volume({ nodeAffinity: { ...aff, required: { nodeSelectorTerms: [{}] } } }), volume({ nodeAffinity: aff }))),
       ['FieldValueInvalid nodeAffinity']);
     assert.deepEqual(pvS.validateUpdate(volume({ claimRef: { name: 'c', namespace: 'ns' }, capacity: { storage: '9Gi' }, persistentVolumeReclaimPolicy: 'Delete' }), volume()), []);
+  });
+
+  it('warns about deprecated node labels, the beta class annotation and removed plugins', () => {
+    const pv = volume({ nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [
+      { key: 'kubernetes.io/hostname', operator: 'In', values: ['n'] },
+      { key: 'failure-domain.beta.kubernetes.io/zone', operator: 'In', values: ['a'] }] }] } } });
+    pv.metadata.annotations = { 'volume.beta.kubernetes.io/storage-class': 'gold' };
+    assert.deepEqual(pvS.warnings!(pv), [
+      'metadata.annotations[volume.beta.kubernetes.io/storage-class]: deprecated since v1.8; use "storageClassName" attribute instead',
+      'spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[1].key: failure-domain.beta.kubernetes.io/zone is deprecated since v1.17; use "topology.kubernetes.io/zone" instead',
+    ]);
+    assert.deepEqual(pvS.warnings!(volume({ csi: undefined, storageos: { volumeName: 'v' } })), ['spec.storageos: deprecated in v1.22, non-functional in v1.25+']);
   });
 
   it('warns that Recycle is deprecated', () => {

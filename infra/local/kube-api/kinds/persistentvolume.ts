@@ -9,6 +9,7 @@ import { objectMetaFields } from './common/selectable.ts';
 import { ensure, makeStrategy, splitStatus, STANDARD_VERBS } from './common/strategy.ts';
 import { ACCESS_MODES, accessModesAsString, rfc3339, storageClassOf, VOLUME_MODES } from './common/storage.ts';
 import { AGE_COLUMN, age, column, NAME_COLUMN } from './common/table.ts';
+import { betaStorageClassWarning, deprecatedNodeLabelWarnings } from './common/warnings.ts';
 import { compareQuantities } from '../../../../lib/kube/quantity.ts';
 
 const KIND = 'PersistentVolume';
@@ -164,9 +165,15 @@ export const persistentVolumeStrategy = makeStrategy({
   validate: validatePersistentVolumeSpec,
   validateUpdate,
   warnings(pv) {
-    const w: string[] = [];
+    const w = betaStorageClassWarning(pv);
     if (pv.spec?.persistentVolumeReclaimPolicy === 'Recycle') {
       w.push('spec.persistentVolumeReclaimPolicy: The Recycle reclaim policy is deprecated. Instead, the recommended approach is to use dynamic provisioning.');
+    }
+    w.push(...deprecatedNodeLabelWarnings(pv.spec?.nodeAffinity?.required?.nodeSelectorTerms, 'spec.nodeAffinity.required.nodeSelectorTerms'));
+    for (const [source, since] of [['cephfs', 'v1.28, non-functional in v1.31+'], ['rbd', 'v1.28, non-functional in v1.31+'],
+      ['photonPersistentDisk', 'v1.11, non-functional in v1.16+'], ['scaleIO', 'v1.16, non-functional in v1.22+'],
+      ['storageos', 'v1.22, non-functional in v1.25+'], ['glusterfs', 'v1.25, non-functional in v1.26+']] as const) {
+      if (pv.spec?.[source]) w.push(`spec.${source}: deprecated in ${since}`);
     }
     return w;
   },

@@ -10,6 +10,7 @@ import { objectMetaFields } from './common/selectable.ts';
 import { ensure, makeStrategy, splitStatus, STANDARD_VERBS } from './common/strategy.ts';
 import { ACCESS_MODES, accessModesAsString, BETA_STORAGE_CLASS_ANNOTATION, storageClassOf, VOLUME_MODES } from './common/storage.ts';
 import { AGE_COLUMN, age, column, NAME_COLUMN } from './common/table.ts';
+import { betaStorageClassWarning, fractionalBytesWarning } from './common/warnings.ts';
 import { compareQuantities } from '../../../../lib/kube/quantity.ts';
 
 const KIND = 'PersistentVolumeClaim';
@@ -141,6 +142,11 @@ export const persistentVolumeClaimStrategy = makeStrategy({
   },
   prepareForUpdate: splitStatus,
   validate: validatePersistentVolumeClaimSpec,
+  warnings: (pvc) => [
+    ...betaStorageClassWarning(pvc),
+    ...fractionalBytesWarning(pvc.spec?.resources?.requests?.storage, 'spec.resources.requests[storage]'),
+    ...fractionalBytesWarning(pvc.spec?.resources?.limits?.storage, 'spec.resources.limits[storage]'),
+  ],
   validateUpdate(pvc, old, subresource) {
     return subresource === 'status' ? validateStatus(pvc) : validatePersistentVolumeClaimUpdate(pvc, old);
   },
