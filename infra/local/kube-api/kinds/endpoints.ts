@@ -3,7 +3,7 @@
  */
 import type { FieldError, KindSpec, KubeObject } from '../types.ts';
 import { expectArray } from './common/decode.ts';
-import { invalid, notSupported, required } from './common/field.ts';
+import { duplicate, invalid, notSupported, required } from './common/field.ts';
 import { isValidIP, isValidPortNum, PROTOCOLS, validateNonSpecialIP } from './common/ip.ts';
 import { isDNS1123Label, isDNS1123Subdomain } from './common/names.ts';
 import { objectMetaFields } from './common/selectable.ts';
@@ -43,7 +43,7 @@ export function validateEndpoints(ep: KubeObject): FieldError[] {
       if (ports.length > 1 && !p.name) errs.push(required(`${pf}.name`));
       else if (p.name) {
         for (const m of isDNS1123Label(p.name)) errs.push(invalid(`${pf}.name`, p.name, m));
-        if (names.has(p.name)) errs.push({ type: 'FieldValueDuplicate', field: `${pf}.name`, value: p.name, detail: '' });
+        if (names.has(p.name)) errs.push(duplicate(`${pf}.name`, p.name));
         names.add(p.name);
       }
       for (const m of isValidPortNum(p.port)) errs.push(invalid(`${pf}.port`, p.port, m));

@@ -2,9 +2,8 @@
  * Namespace (`pkg/registry/core/namespace/strategy.go`, `ValidateNamespace*`).
  */
 import type { FieldError, KindSpec, KubeObject } from '../types.ts';
-import { clone, notSupported } from './common/field.ts';
+import { clone, invalid, notSupported } from './common/field.ts';
 import { isDNS1123Label, isQualifiedName } from './common/names.ts';
-import { invalid } from './common/field.ts';
 import { ensure, makeStrategy } from './common/strategy.ts';
 import { AGE_COLUMN, age, column, NAME_COLUMN } from './common/table.ts';
 

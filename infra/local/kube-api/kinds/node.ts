@@ -3,9 +3,8 @@
  */
 import type { FieldError, KindSpec, KubeObject } from '../types.ts';
 import { canonicalizeQuantityMap, expectObject } from './common/decode.ts';
-import { forbidden, notSupported, required } from './common/field.ts';
+import { forbidden, invalid, notSupported, required } from './common/field.ts';
 import { isDNS1123Subdomain, isQualifiedName } from './common/names.ts';
-import { invalid } from './common/field.ts';
 import { makeStrategy, splitStatus, STANDARD_VERBS } from './common/strategy.ts';
 import { AGE_COLUMN, age, column, NAME_COLUMN } from './common/table.ts';
 

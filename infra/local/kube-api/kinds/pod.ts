@@ -3,7 +3,7 @@
  */
 import type { FieldError, KindSpec, KubeObject } from '../types.ts';
 import { expectArray, expectObject } from './common/decode.ts';
-import { clone, deepEqual, forbidden, invalid, required } from './common/field.ts';
+import { clone, deepEqual, duplicate, forbidden, invalid, required } from './common/field.ts';
 import { isDNS1123Label, isDNS1123Subdomain } from './common/names.ts';
 import { objectMetaFields } from './common/selectable.ts';
 import { ensure, makeStrategy, STANDARD_VERBS } from './common/strategy.ts';
@@ -24,7 +24,7 @@ function validatePod(pod: KubeObject): FieldError[] {
     if (!c.name) errs.push(required(`${f}.name`));
     else {
       for (const m of isDNS1123Label(c.name)) errs.push(invalid(`${f}.name`, c.name, m));
-      if (names.has(c.name)) errs.push({ type: 'FieldValueDuplicate', field: `${f}.name`, value: c.name, detail: '' });
+      if (names.has(c.name)) errs.push(duplicate(`${f}.name`, c.name));
       names.add(c.name);
     }
     if (!c.image) errs.push(required(`${f}.image`));
@@ -32,7 +32,7 @@ function validatePod(pod: KubeObject): FieldError[] {
   const volumes = new Set<string>();
   for (const [i, v] of (pod.spec?.volumes ?? []).entries()) {
     if (!v.name) errs.push(required(`spec.volumes[${i}].name`));
-    else if (volumes.has(v.name)) errs.push({ type: 'FieldValueDuplicate', field: `spec.volumes[${i}].name`, value: v.name, detail: '' });
+    else if (volumes.has(v.name)) errs.push(duplicate(`spec.volumes[${i}].name`, v.name));
     volumes.add(v.name);
     if (v.persistentVolumeClaim && !v.persistentVolumeClaim.claimName) errs.push(required(`spec.volumes[${i}].persistentVolumeClaim.claimName`));
   }
