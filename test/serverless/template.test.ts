@@ -15,7 +15,7 @@ import { promisify } from 'node:util';
 import { PROJECT_ROOT } from '../../infra/build/bundle.ts';
 import { readFunctionSpecs } from '../../infra/build/functions.ts';
 import { compileTemplate, type CfnResource, type CfnTemplate } from '../../infra/local/stack/template.ts';
-import { referencedId } from '../../infra/local/stack/wiring.ts';
+import { readWiring, referencedId } from '../../infra/local/stack/wiring.ts';
 import { ENV } from '../../lib/runtime/reconcile.ts';
 import { cacheTableDefinition, controlTableDefinition } from '../../lib/state/tables.ts';
 
@@ -75,6 +75,15 @@ describe('serverless.yml → CloudFormation', () => {
       assert.equal(s.FilterPolicyScope, 'MessageAttributes');
       assert.deepEqual(s.FilterPolicy, { kind: FILTERS[queue] }, `${queue} filter`);
     }
+  });
+
+  it('lets only the forwarder role publish to the topic', () => {
+    const [, policy] = ofType('AWS::SNS::TopicPolicy')[0];
+    const [allow, deny] = policy.Properties!.PolicyDocument.Statement;
+    assert.equal(referencedId(allow.Principal.AWS), 'ForwarderRole');
+    assert.equal(allow.Action, 'sns:Publish');
+    assert.equal(deny.Effect, 'Deny');
+    assert.equal(referencedId(deny.Condition.ArnNotEquals['aws:PrincipalArn']), 'ForwarderRole');
   });
 
   it('admits only the topic to the controller queues', () => {
@@ -159,6 +168,24 @@ describe('serverless.yml → CloudFormation', () => {
     assert.equal(resync.length, 1);
     assert.equal(resync[0].ScheduleExpression, 'rate(1 minute)');
     assert.equal(resync[0].State, 'ENABLED');
+  });
+
+  it('takes per-stage schedule configuration, including a disabled rule the local stack does not arm', async () => {
+    const custom = await compileTemplate({
+      stage: 'dev',
+      region: 'eu-west-1',
+      params: { resyncSchedule: 'cron(0/5 * * * ? *)', resyncScheduleEnabled: 'false', maxReceiveCount: '3' },
+    });
+    const rule = custom.Resources.ResyncEventsRuleSchedule1.Properties!;
+    assert.equal(rule.ScheduleExpression, 'cron(0/5 * * * ? *)');
+    assert.equal(rule.State, 'DISABLED');
+    assert.equal(Number(custom.Resources.BinderQueue.Properties!.RedrivePolicy.maxReceiveCount), 3);
+    const wiring = readWiring(custom);
+    assert.deepEqual(
+      wiring.schedules.map((s) => [s.logicalId, s.enabled]),
+      [['ResyncEventsRuleSchedule1', false]],
+    );
+    assert.equal(wiring.queues.find((q) => q.logicalId === 'BinderQueue')?.redrive?.maxReceiveCount, 3);
   });
 
   it('declares the tables exactly as lib/state/tables.ts creates them, with TTL, SSE and PITR', () => {

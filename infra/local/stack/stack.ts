@@ -61,6 +61,8 @@ export interface StackOptions {
   root?: string;
   /** serverless.yml stage (default `local`). */
   stage?: string;
+  /** Stage parameters over serverless.yml's `params` (e.g. `{ resyncSchedule: 'rate(5 minutes)' }`). */
+  params?: Record<string, string>;
   region?: string;
   /**
    * Handlers by serverless.yml function name, run in process: only these functions run. Without it,
@@ -191,7 +193,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   };
 
   try {
-    const template = await compileTemplate({ root, stage, region });
+    const template = await compileTemplate({ root, stage, region, params: options.params });
     const wiring = readWiring(template);
 
     const stateDir = options.stateDir ? resolve(options.stateDir) : await mkdtemp(join(tmpdir(), 'claimflow-stack-'));

@@ -44,6 +44,8 @@ export interface CompileOptions {
   region?: string;
   /** Where compiled templates are cached (default: the OS temp dir). */
   cacheDir?: string;
+  /** Stage parameters over serverless.yml's `params` (osls `--param key=value`). */
+  params?: Record<string, string>;
 }
 
 /** The osls binary of the project (runs on the same Node as the caller). */
@@ -63,7 +65,8 @@ export async function compileTemplate(options: CompileOptions = {}): Promise<Cfn
   const stage = options.stage ?? 'local';
   const region = options.region ?? 'eu-west-1';
   const source = await readFile(join(root, 'serverless.yml'), 'utf8');
-  const hash = createHash('sha256').update(`${stage}\0${region}\0${source}`).digest('hex').slice(0, 16);
+  const params = Object.entries(options.params ?? {}).sort(([a], [b]) => a.localeCompare(b));
+  const hash = createHash('sha256').update(JSON.stringify([stage, region, params, source])).digest('hex').slice(0, 16);
   const cacheDir = options.cacheDir ?? join(tmpdir(), 'claimflow-templates');
   const cached = join(cacheDir, `${hash}.json`);
   try {
@@ -81,7 +84,8 @@ export async function compileTemplate(options: CompileOptions = {}): Promise<Cfn
     const out = join(work, 'out');
     const env = { PATH: process.env.PATH ?? '', HOME: work, SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off' };
     try {
-      await execFileAsync(process.execPath, [oslsBin(root), 'package', '--stage', stage, '--region', region, '--package', out], {
+      const paramArgs = params.flatMap(([k, v]) => ['--param', `${k}=${v}`]);
+      await execFileAsync(process.execPath, [oslsBin(root), 'package', '--stage', stage, '--region', region, '--package', out, ...paramArgs], {
         cwd: work,
         env,
         maxBuffer: 16 << 20,
