@@ -313,7 +313,11 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         functionName: def.functionName,
         region,
         memorySize: def.memorySize,
-        env: { ...stringEnv(process.env as Record<string, unknown>), ...functionEnv[def.name] },
+        // the host's environment minus its AWS settings (no real credentials or profiles leak in)
+        env: {
+          ...Object.fromEntries(Object.entries(process.env).filter(([k, v]) => v !== undefined && !k.startsWith('AWS_')) as [string, string][]),
+          ...functionEnv[def.name],
+        },
       });
       onStop(`function ${def.name}`, () => worker.stop());
       handlers.set(def.name, { def, handler: worker.handler });
