@@ -43,7 +43,13 @@ describe('kube-api HTTP surface', () => {
     assert.equal(storage.body.groupVersion, 'storage.k8s.io/v1');
     assert.equal(storage.body.resources[0].name, 'storageclasses');
     assert.equal((await h.http('/apis/storage.k8s.io/v9')).status, 404);
-    assert.equal((await h.http('/openapi/v2')).status, 404);
+    const v2 = await h.http('/openapi/v2');
+    assert.deepEqual([v2.status, v2.body.swagger, v2.body.paths, v2.body.definitions], [200, '2.0', {}, {}]);
+    const pb = await fetch(`${h.api.url}/openapi/v2?timeout=32s`, { headers: { Accept: 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf' } });
+    assert.equal(pb.headers.get('content-type'), 'application/octet-stream');
+    const bytes = Buffer.from(await pb.arrayBuffer());
+    assert.deepEqual([...bytes.subarray(0, 5)], [0x0a, 3, 0x32, 0x2e, 0x30], 'gnostic Document.swagger = "2.0"');
+    assert.equal((await h.http('/openapi/v3')).status, 404);
   });
 
   it('client-node KubernetesObjectApi finds resources through discovery', async () => {

@@ -88,13 +88,13 @@ describe(`kubectl ${available ? `v1.${minor}` : '(absent)'} against the emulator
   });
 
   it('apply -f creates a StorageClass, PV, PVC, Service and Node; a second apply changes nothing', async () => {
-    // No OpenAPI is served (see the emulator's README notes): client-side validation is off.
-    const out = await kubectl('apply', '--validate=false', '-f', join(dir, 'objects.yaml'));
+    // Client-side validation stays on: the emulator serves an (empty) OpenAPI v2 document.
+    const out = await kubectl('apply', '-f', join(dir, 'objects.yaml'));
     for (const line of ['storageclass.storage.k8s.io/fast created', 'persistentvolume/pv1 created', 'persistentvolumeclaim/c1 created', 'service/s1 created', 'node/n1 created']) {
       assert.ok(out.includes(line), `${line} in:\n${out}`);
     }
     const rv = api.store.revision;
-    const again = await kubectl('apply', '--validate=false', '-f', join(dir, 'objects.yaml'));
+    const again = await kubectl('apply', '-f', join(dir, 'objects.yaml'));
     assert.equal((again.match(/unchanged/g) ?? []).length, 5, again);
     assert.equal(api.store.revision, rv);
   });
@@ -128,37 +128,45 @@ describe(`kubectl ${available ? `v1.${minor}` : '(absent)'} against the emulator
     assert.deepEqual(pvc.metadata.finalizers, ['kubernetes.io/pvc-protection', 'example.com/hold'], 'strategic merge unions finalizers');
   });
 
-  it('get -w sees a change made by another client', async () => {
+  /** Runs `kubectl get ... -w`; once `ready(out)` and its watch is open, applies `change`; resolves when `done(out)`. */
+  const watchFor = async (args: string[], ready: (out: string) => boolean, change: () => void, done: (out: string) => boolean): Promise<string> => {
     const watchesBefore = api.requests.count('watch', 'persistentvolumeclaims');
-    const child = spawn('kubectl', ['get', 'pvc', 'c1', '-w'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('kubectl', args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let diagnostics = '';
+    child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
     child.stderr.on('data', (d: Buffer) => { diagnostics += d.toString(); });
-    const seen = (n: number) => new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`get -w saw:\n${out}\n${diagnostics}`)), 15_000);
-      const check = (): void => {
-        if ((out.match(/^c1\s/gm) ?? []).length >= n) {
-          clearTimeout(timer);
-          child.stdout.off('data', onData);
-          resolve();
-        }
-      };
-      const onData = (d: Buffer): void => { out += d.toString(); check(); };
-      child.stdout.on('data', onData);
-      check();
-    });
+    const until = async (cond: () => boolean, what: string): Promise<void> => {
+      for (let waited = 0; !cond(); waited += 20) {
+        if (waited > 15_000) throw new Error(`kubectl ${args.join(' ')}: no ${what}; saw:\n${out}\n${diagnostics}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
     try {
-      await seen(1);
+      await until(() => ready(out), 'initial output');
       // kubectl skips the watch's initial ADDED for the object it already printed: change it only once the watch is open
-      for (let i = 0; i < 300 && api.requests.count('watch', 'persistentvolumeclaims') === watchesBefore; i++) await new Promise((r) => setTimeout(r, 20));
-      const pvc = api.store.get({ resource: '/persistentvolumeclaims', namespace: 'default', name: 'c1' })!;
-      pvc.metadata.labels = { ...pvc.metadata.labels, watched: 'yes' };
-      api.store.update('/persistentvolumeclaims', pvc);
-      await seen(2);
+      await until(() => api.requests.count('watch', 'persistentvolumeclaims') > watchesBefore, 'watch request');
+      change();
+      await until(() => done(out), 'output for the change');
+      return out;
     } finally {
       child.kill();
     }
-    assert.ok((out.match(/^c1\s/gm) ?? []).length >= 2);
+  };
+
+  const relabel = (value: string) => (): void => {
+    const pvc = api.store.get({ resource: '/persistentvolumeclaims', namespace: 'default', name: 'c1' })!;
+    pvc.metadata.labels = { ...pvc.metadata.labels, watched: value };
+    api.store.update('/persistentvolumeclaims', pvc);
+  };
+
+  it('get -w sees a change made by another client (server-side Table rows, and -o jsonpath)', async () => {
+    const rows = (out: string) => (out.match(/c1\s+Pending/g) ?? []).length;
+    const table = await watchFor(['get', 'pvc', 'c1', '-w'], (o) => rows(o) >= 1, relabel('first'), (o) => rows(o) >= 2);
+    assert.match(table, /^NAME\s+STATUS/);
+    const path = await watchFor(['get', 'pvc', 'c1', '-w', '-o', 'jsonpath={.metadata.labels.watched}{"\\n"}'],
+      (o) => o.includes('first'), relabel('second'), (o) => o.includes('second'));
+    assert.deepEqual(path.trim().split('\n').filter(Boolean).slice(-1), ['second']);
   });
 
   it('wait --for=condition (and --for=jsonpath where kubectl supports it)', async () => {
@@ -174,6 +182,9 @@ describe(`kubectl ${available ? `v1.${minor}` : '(absent)'} against the emulator
   it('delete: immediate without finalizers; with a finalizer the object lingers until it is removed (wait --for=delete)', async () => {
     assert.match(await kubectl('delete', 'svc', 's1'), /deleted/);
     assert.equal(api.store.get({ resource: '/services', namespace: 'default', name: 's1' }), undefined);
+    await writeFile(join(dir, 'cm.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: created\ndata:\n  k: v\n');
+    assert.match(await kubectl('create', '-f', join(dir, 'cm.yaml')), /configmap\/created created/);
+    assert.match(await kubectl('delete', 'configmap', 'created'), /deleted/);
     await kubectl('delete', 'pvc', 'c1', '--wait=false');
     const deleting = await getJson('pvc', 'c1');
     assert.ok(deleting.metadata.deletionTimestamp);

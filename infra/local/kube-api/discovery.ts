@@ -70,3 +70,35 @@ export function apiResourceList(kinds: KindSpec[], group: string, version: strin
   }
   return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: group ? `${group}/${version}` : version, resources };
 }
+
+function varint(n: number): number[] {
+  const out: number[] = [];
+  while (n > 0x7f) {
+    out.push((n & 0x7f) | 0x80);
+    n >>>= 7;
+  }
+  out.push(n);
+  return out;
+}
+
+/** A length-delimited protobuf field. */
+function field(number: number, body: Buffer): Buffer {
+  return Buffer.concat([Buffer.from([(number << 3) | 2, ...varint(body.length)]), body]);
+}
+
+/**
+ * `/openapi/v2`: an OpenAPI 2.0 document with no paths and no definitions, as gnostic protobuf
+ * (`openapi_v2.Document`: swagger=1, info=2 {title=1, version=2}, paths=8) when asked for protobuf, else JSON.
+ * kubectl's client-side validation needs the document to exist and skips kinds it has no schema for, so
+ * `kubectl create/apply` work without `--validate=false`; the document claims no schema the emulator does not
+ * enforce. (kubectl ≥1.27 tries `/openapi/v3` first, gets 404 and falls back to this.)
+ */
+export function openApiV2(accept: string | undefined): { contentType: string; body: Buffer } {
+  if (accept && /protobuf/.test(accept)) {
+    const info = Buffer.concat([field(1, Buffer.from('Kubernetes')), field(2, Buffer.from(SERVER_VERSION.gitVersion))]);
+    const doc = Buffer.concat([field(1, Buffer.from('2.0')), field(2, info), field(8, Buffer.alloc(0))]);
+    return { contentType: 'application/octet-stream', body: doc };
+  }
+  const json = { swagger: '2.0', info: { title: 'Kubernetes', version: SERVER_VERSION.gitVersion }, paths: {}, definitions: {} };
+  return { contentType: 'application/json', body: Buffer.from(JSON.stringify(json)) };
+}

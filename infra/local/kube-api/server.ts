@@ -7,7 +7,7 @@ import { parse as parseYaml } from 'yaml';
 import { StatusError } from './types.ts';
 import type { DeleteOptions, KindSpec, KubeObject } from './types.ts';
 import { badRequest, methodNotAllowed, pathNotFound, qualifiedResource } from './errors.ts';
-import { apiGroupList, apiResourceList, apiVersions, versionInfo } from './discovery.ts';
+import { apiGroupList, apiResourceList, apiVersions, openApiV2, versionInfo } from './discovery.ts';
 import { FaultInjector, RequestCounter, type FaultSpec, type Verb } from './faults.ts';
 import { invalidListOptions, listObjects } from './list.ts';
 import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, patchTypeOf } from './patch.ts';
@@ -179,6 +179,13 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
 
   if (segments[0] === '_emulator') return emulatorRoute(ctx, method, segments, req, res);
   if (segments[0] === 'version' && segments.length === 1) return method === 'GET' ? sendJson(res, 200, versionInfo()) : sendError(res, methodNotAllowed());
+  if (segments[0] === 'openapi' && segments[1] === 'v2' && segments.length === 2) {
+    if (method !== 'GET') throw methodNotAllowed();
+    const doc = openApiV2(req.headers.accept);
+    res.writeHead(200, { 'Content-Type': doc.contentType, 'Content-Length': doc.body.length });
+    res.end(doc.body);
+    return;
+  }
   if (segments[0] === 'healthz' || segments[0] === 'readyz' || segments[0] === 'livez') {
     res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
     res.end('ok');
