@@ -139,6 +139,14 @@ describe('kube-api store: revisions and writes', () => {
     assert.equal(wrongKind.status, 400);
   });
 
+  it('strategy warnings become Warning: 299 headers on writes', async () => {
+    const created = await h.http('/api/v1/namespaces/default/configmaps', { method: 'POST', body: { metadata: { name: 'warned' }, data: { deprecated: 'x' } } });
+    assert.equal(created.status, 201);
+    assert.equal(created.headers.get('warning'), '299 - "data.deprecated is deprecated; use data.current"');
+    const clean = await h.http('/api/v1/namespaces/default/configmaps', { method: 'POST', body: { metadata: { name: 'unwarned' } } });
+    assert.equal(clean.headers.get('warning'), null);
+  });
+
   it('405 MethodNotAllowed and 404 for unknown paths', async () => {
     const post = await h.http('/api/v1/namespaces/default/configmaps/x', { method: 'POST', body: {} });
     assert.deepEqual([post.status, post.body.reason], [405, 'MethodNotAllowed']);

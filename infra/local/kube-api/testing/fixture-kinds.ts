@@ -30,6 +30,9 @@ function strategy(opts: { status: boolean; resetStatusOnCreate: boolean }): Kind
     validateUpdate(obj) {
       return this.validate(obj);
     },
+    warnings(obj) {
+      return obj.data?.deprecated !== undefined ? ['data.deprecated is deprecated; use data.current'] : [];
+    },
   };
 }
 
