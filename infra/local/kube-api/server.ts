@@ -173,7 +173,12 @@ export function createHandler(ctx: HttpContext): (req: IncomingMessage, res: Ser
 async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://localhost');
   const q = url.searchParams;
-  const segments = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
+  let segments: string[];
+  try {
+    segments = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
+  } catch {
+    throw badRequest(`malformed path: ${url.pathname}`);
+  }
   const method = req.method ?? 'GET';
   const kinds = [...ctx.store.kinds.values()];
 
