@@ -102,6 +102,8 @@ export class KubeTransport {
     if (options.timeoutSeconds) query.set('timeoutSeconds', String(options.timeoutSeconds));
     const controller = new AbortController();
     const onAbort = () => controller.abort(options.signal?.reason);
+    // The generator body runs at the first next(): the signal may have fired before that.
+    if (options.signal?.aborted) return;
     options.signal?.addEventListener('abort', onAbort, { once: true });
     let silenced = false;
     let timer: NodeJS.Timeout | undefined;

@@ -192,6 +192,7 @@ export class LeaderElector {
 
   #sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
+      if (this.#abort.signal.aborted) return resolve();
       const timer = setTimeout(done, ms);
       const wake = () => done();
       this.#wakeSleep = wake;

@@ -235,16 +235,25 @@ export class EventPublisher {
     }
   }
 
+  /** Reports progress in queue order, coalescing consecutive bookmarks of a kind into the last one. */
   async #reportProgress(items: PublishItem[]): Promise<void> {
     if (!this.#options.onProgress) return;
+    const ordered: Progress[] = [];
     const latest = new Map<string, Progress>();
-    const lists: Progress[] = [];
     for (const item of items) {
-      if (!item.progress) continue;
-      if (item.progress.listComplete) lists.push(item.progress);
-      else latest.set(item.progress.kind, item.progress);
+      const progress = item.progress;
+      if (!progress) continue;
+      if (!progress.listComplete) {
+        latest.set(progress.kind, progress);
+        continue;
+      }
+      const pending = latest.get(progress.kind);
+      if (pending) ordered.push(pending);
+      latest.delete(progress.kind);
+      ordered.push(progress);
     }
-    for (const progress of [...lists, ...latest.values()]) {
+    ordered.push(...latest.values());
+    for (const progress of ordered) {
       try {
         await this.#options.onProgress(progress);
       } catch (err) {
@@ -252,4 +261,5 @@ export class EventPublisher {
       }
     }
   }
+
 }

@@ -20,8 +20,8 @@ describe('forwarder: fauxqs unavailable for 10 s while changes happen', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('retries with backoff and loses nothing', async () => {
-    const forwarder = await env.forwarder({ kinds: ['Node'], publishRetryInitialMs: 100, publishRetryMaxMs: 1000 });
+  it('retries with backoff, holds the watch back when its queue is full, and loses nothing', async () => {
+    const forwarder = await env.forwarder({ kinds: ['Node'], publishRetryInitialMs: 100, publishRetryMaxMs: 1000, queueCapacity: 5 });
     await eventually(() => forwarder.isReady(), 10_000, 'synced');
     const { port } = env.messaging.fauxqs;
     await env.messaging.fauxqs.stop();
@@ -35,6 +35,9 @@ describe('forwarder: fauxqs unavailable for 10 s while changes happen', () => {
     }
     await eventually(async () => (await forwarder.metrics.publishErrors.get()).values[0]?.value > 1, 10_000, 'publish errors');
     await sleep(Math.max(0, 10_000 - (Date.now() - downAt)));
+    // Bounded memory: 30 changes happened, at most 5 wait in memory; the rest waits in the watch stream.
+    const depth = (await forwarder.metrics.queueDepth.get()).values[0].value;
+    assert.ok(depth <= 5 && depth > 0, `queue depth ${depth}`);
     // Same port, same data directory: the topic, queues and subscriptions come back.
     env.messaging.fauxqs = await startFauxqs({ port, dataDir, host: 'localhost', logger: false });
 

@@ -1,0 +1,105 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { SNSClient } from '@aws-sdk/client-sns';
+import { QueueCollector, startMessaging, type Messaging } from './harness.ts';
+import { EventPublisher, type Progress } from '../../lib/forwarder/publisher.ts';
+import { ForwarderMetrics } from '../../lib/forwarder/metrics.ts';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../support/dynalite.ts';
+import type { ClusterEvent } from '../../lib/runtime/message.ts';
+
+const event = (name: string, rv: number, object: Record<string, unknown> = {}): ClusterEvent => ({
+  v: 1,
+  cluster: 'c1',
+  kind: 'Node',
+  type: 'MODIFIED',
+  key: name,
+  uid: `uid-${name}`,
+  resourceVersion: String(rv),
+  object: { metadata: { name, resourceVersion: String(rv) }, ...object },
+  observedAt: new Date().toISOString(),
+});
+
+describe('EventPublisher against fauxqs', () => {
+  let messaging: Messaging;
+  before(async () => {
+    messaging = await startMessaging();
+  });
+  after(() => messaging?.stop());
+
+  it('batches ≤10 messages with distinct groups, in order, and reports progress after publishing', async () => {
+    const batches: string[][] = [];
+    const sns = new SNSClient({ endpoint: messaging.endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+    sns.middlewareStack.add(
+      (next) => async (args: any) => {
+        batches.push(args.input.PublishBatchRequestEntries.map((e: any) => e.MessageGroupId));
+        return next(args);
+      },
+      { step: 'initialize', name: 'recordBatches' },
+    );
+    const progress: Progress[] = [];
+    const publisher = new EventPublisher({ sns, topicArn: messaging.topicArn, metrics: new ForwarderMetrics(), onProgress: async (p) => void progress.push(p) });
+    // Fill the queue before the loop starts, so batching is decided on a full queue.
+    let rv = 100;
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < 8; i++) await publisher.enqueue({ event: event(`n-${i}`, ++rv), progress: { kind: 'Node', rv: String(rv) } });
+    }
+    await publisher.enqueue({ progress: { kind: 'Node', rv: String(++rv), listComplete: true } });
+    publisher.start();
+    await publisher.flush();
+    await publisher.stop();
+    sns.destroy();
+
+    assert.ok(batches.length >= 3);
+    for (const batch of batches) {
+      assert.ok(batch.length <= 10);
+      assert.equal(new Set(batch).size, batch.length, 'one message per group per batch');
+    }
+    assert.equal(batches.flat().length, 24);
+    assert.deepEqual(progress.at(-1), { kind: 'Node', rv: String(rv), listComplete: true });
+    const rvs = progress.filter((p) => !p.listComplete).map((p) => Number(p.rv));
+    assert.deepEqual(rvs, [...rvs].sort((x, y) => x - y), 'progress only moves forward');
+
+    const collector = new QueueCollector(messaging);
+    await collector.until(() => collector.received['label-sync'].length === 24, 20_000, 'all 24');
+    for (let i = 0; i < 8; i++) {
+      const mine = collector.received['label-sync'].filter((e) => e.key === `n-${i}`).map((e) => Number(e.resourceVersion));
+      assert.equal(mine.length, 3);
+      assert.deepEqual(mine, [...mine].sort((x, y) => x - y), `n-${i} in order`);
+    }
+  });
+
+  it('omits the object of a message over the SNS size limit', async () => {
+    const publisher = new EventPublisher({ sns: messaging.sns, topicArn: messaging.topicArn, metrics: new ForwarderMetrics(), onError: (e) => console.error('ERR', (e as Error).message) });
+    publisher.start();
+    await publisher.enqueue({ event: event('huge', 500, { data: 'x'.repeat(300_000) }) });
+    await publisher.enqueue({ event: event('small', 501) });
+    await publisher.flush();
+    await publisher.stop();
+    const collector = new QueueCollector(messaging);
+    await collector.until(() => collector.received['label-sync'].length === 2, 20_000, 'both');
+    const huge = collector.received['label-sync'].find((e) => e.key === 'huge')!;
+    assert.equal(huge.object, undefined);
+    assert.equal(huge.resourceVersion, '500');
+    assert.equal(collector.received['label-sync'].find((e) => e.key === 'small')!.object?.metadata !== undefined, true);
+  });
+
+  it('holds enqueue back while full and reports no progress until the topic accepts', async () => {
+    // An endpoint nothing listens on: every publish fails until stop.
+    const sns = new SNSClient({ endpoint: 'http://127.0.0.1:9', region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, maxAttempts: 1 });
+    const metrics = new ForwarderMetrics();
+    const progress: Progress[] = [];
+    const publisher = new EventPublisher({ sns, topicArn: messaging.topicArn, metrics, capacity: 3, retryInitialMs: 20, retryMaxMs: 50, onProgress: async (p) => void progress.push(p) });
+    publisher.start();
+    for (let i = 0; i < 3; i++) await publisher.enqueue({ event: event(`q-${i}`, 600 + i), progress: { kind: 'Node', rv: String(600 + i) } });
+    let fourthQueued = false;
+    const fourth = publisher.enqueue({ event: event('q-3', 603) }).then(() => (fourthQueued = true));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(fourthQueued, false, 'the producer waits while the queue is full');
+    assert.equal(publisher.depth, 3);
+    assert.ok((await metrics.publishErrors.get()).values[0].value >= 2, 'kept retrying');
+    assert.deepEqual(progress, []);
+    await publisher.stop();
+    await fourth;
+    sns.destroy();
+  });
+});
