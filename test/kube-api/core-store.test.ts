@@ -2,6 +2,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startHarness, rejection, type Harness } from '../../infra/local/kube-api/testing/client.ts';
+import { StatusError } from '../../infra/local/kube-api/types.ts';
 
 describe('kube-api store: revisions and writes', () => {
   let h: Harness;
@@ -137,6 +138,23 @@ describe('kube-api store: revisions and writes', () => {
     assert.deepEqual([wrongGroup.status, wrongGroup.body.message], [400, 'the API version in the data (storage.k8s.io/v1) does not match the expected API version (v1)']);
     const wrongKind = await h.http('/api/v1/namespaces/default/configmaps', { method: 'POST', body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'wrong' } } });
     assert.equal(wrongKind.status, 400);
+  });
+
+  it('the in-process Store API runs the same pipeline, throws the same StatusErrors and hands out copies', async () => {
+    const store = h.api.store;
+    const created = store.create('/configmaps', { metadata: { name: 'inproc', namespace: 'default' }, data: { a: '1' } });
+    created.data.a = 'mutated';
+    assert.equal(store.get({ resource: '/configmaps', namespace: 'default', name: 'inproc' })!.data.a, '1');
+    const read = store.get({ resource: '/configmaps', namespace: 'default', name: 'inproc' })!;
+    read.data.a = 'local';
+    assert.equal(store.list('/configmaps', 'default').find((o) => o.metadata.name === 'inproc')!.data.a, '1');
+    store.update('/configmaps', { ...read, data: { a: '2' } });
+    assert.throws(() => store.update('/configmaps', { ...read, data: { a: '3' } }), (e: unknown) => e instanceof StatusError && e.code === 409 && e.reason === 'Conflict');
+    assert.throws(() => store.create('/configmaps', { metadata: { name: 'inproc', namespace: 'default' } }), (e: unknown) => e instanceof StatusError && e.code === 409 && e.reason === 'AlreadyExists');
+    assert.throws(() => store.delete({ resource: '/configmaps', namespace: 'default', name: 'absent' }), (e: unknown) => e instanceof StatusError && e.code === 404);
+    const viaHttp = await h.core.readNamespacedConfigMap({ name: 'inproc', namespace: 'default' });
+    assert.equal(viaHttp.data!.a, '2');
+    assert.deepEqual(store.delete({ resource: '/configmaps', namespace: 'default', name: 'inproc' }).deleted, true);
   });
 
   it('strategy warnings become Warning: 299 headers on writes', async () => {
