@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 
 const now = (): number => performance.timeOrigin + performance.now();
 
@@ -19,7 +20,7 @@ function percentile(values: number[], p: number): number {
 const round = (n: number, digits = 2): number => Number(n.toFixed(digits));
 
 async function startServer(): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, ['infra/local/kube-api/main.ts', '--port', '0', '--watch-history', '50000'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [fileURLToPath(new URL('../../infra/local/kube-api/main.ts', import.meta.url)), '--port', '0', '--watch-history', '50000'], { stdio: ['ignore', 'pipe', 'inherit'] });
   const line = await new Promise<string>((resolve) => createInterface({ input: child.stdout! }).once('line', resolve));
   const url = /listening on (\S+)/.exec(line)![1];
   return {

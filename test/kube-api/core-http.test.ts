@@ -7,6 +7,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { KubeConfig, KubernetesObjectApi, CoreV1Api } from '@kubernetes/client-node';
 import { startHarness, rejection, type Harness } from '../../infra/local/kube-api/testing/client.ts';
 import { startKubeApi } from '../../infra/local/kube-api/index.ts';
@@ -180,7 +181,7 @@ describe('kube-api lifecycle', () => {
   });
 
   it('npm run kube-api: prints exactly one line once listening and exits 0 on SIGTERM', async () => {
-    const child = spawn(process.execPath, ['infra/local/kube-api/main.ts', '--port', '0', '--watch-history', '100'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [fileURLToPath(new URL('../../infra/local/kube-api/main.ts', import.meta.url)), '--port', '0', '--watch-history', '100'], { stdio: ['ignore', 'pipe', 'inherit'] });
     const lines = createInterface({ input: child.stdout! });
     const first = await new Promise<string>((resolve) => lines.once('line', resolve));
     const m = /^kube-api listening on (http:\/\/127\.0\.0\.1:(\d+))$/.exec(first);
