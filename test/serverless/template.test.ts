@@ -150,7 +150,7 @@ describe('serverless.yml → CloudFormation', () => {
     assert.equal(referencedId(R.ProvisionerLambdaFunction.Properties!.Environment.Variables[ENV.dlqUrl]), 'ProvisionerDlq');
   });
 
-  it('maps each SQS function to its queue with ReportBatchItemFailures, batch size ≤ 10 and visibility ≥ 6 × timeout', () => {
+  it('maps each SQS function to its queue with ReportBatchItemFailures, batch size ≤ 10, bounded concurrency and visibility ≥ 6 × timeout', () => {
     const mappings = ofType('AWS::Lambda::EventSourceMapping').map(([, m]) => m.Properties!);
     assert.deepEqual(mappings.map((m) => referencedId(m.EventSourceArn)).sort(), ['BinderQueue', 'ProvisionerQueue']);
     for (const m of mappings) {
@@ -158,6 +158,7 @@ describe('serverless.yml → CloudFormation', () => {
       const fn = R[referencedId(m.FunctionName)].Properties!;
       assert.deepEqual(m.FunctionResponseTypes, ['ReportBatchItemFailures']);
       assert.ok(m.BatchSize >= 1 && m.BatchSize <= 10, `batch size ${m.BatchSize}`);
+      assert.ok(m.ScalingConfig.MaximumConcurrency >= 2, 'bounded concurrency');
       assert.ok(queue.VisibilityTimeout >= 6 * fn.Timeout, `${queue.QueueName}: ${queue.VisibilityTimeout} ≥ 6 × ${fn.Timeout}`);
     }
   });

@@ -89,7 +89,7 @@ export interface StackOptions {
   schedules?: boolean;
   /** Divides schedule delays (tests). */
   scheduleSpeedup?: number;
-  /** Batches in flight per event source mapping (default 4). */
+  /** Batches in flight per event source mapping (default: the mapping's MaximumConcurrency, else 4). */
   maxConcurrency?: number;
   /** Where `kubeconfig` and `stack.json` are written (default: a temp dir, removed on stop). */
   stateDir?: string;
@@ -344,7 +344,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         reportBatchItemFailures: es.reportBatchItemFailures,
         timeoutMs: h.def.timeoutSeconds * 1000,
         memorySize: h.def.memorySize,
-        maxConcurrency: options.maxConcurrency,
+        maxConcurrency: options.maxConcurrency ?? es.maximumConcurrency,
         onSettled: options.onSettled && ((o) => options.onSettled!(es.functionName, o)),
         warn,
       });

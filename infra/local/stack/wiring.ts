@@ -69,6 +69,8 @@ export interface EventSourceSpec {
   /** The queue's logical id. */
   queue: string;
   batchSize: number;
+  /** ScalingConfig.MaximumConcurrency, when set. */
+  maximumConcurrency?: number;
   enabled: boolean;
   reportBatchItemFailures: boolean;
 }
@@ -203,6 +205,7 @@ export function readWiring(template: CfnTemplate): Wiring {
         functionName: fnName(p.FunctionName),
         queue: referencedId(p.EventSourceArn),
         batchSize: Number(p.BatchSize ?? 10),
+        maximumConcurrency: p.ScalingConfig?.MaximumConcurrency === undefined ? undefined : Number(p.ScalingConfig.MaximumConcurrency),
         enabled: bool(p.Enabled, true),
         reportBatchItemFailures: (p.FunctionResponseTypes ?? []).includes('ReportBatchItemFailures'),
       };
