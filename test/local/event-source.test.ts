@@ -201,6 +201,32 @@ describe('SqsEventSource against fauxqs', () => {
     assert.ok(log.indexOf('B4') < log.indexOf('A2'), `B finished before A2's retry: ${log.join(' ')}`);
   });
 
+  it('keeps at most maxConcurrency batches in flight', async () => {
+    const q = await fifoQueue();
+    let inFlight = 0;
+    let peak = 0;
+    let done = 0;
+    const es = source(
+      q,
+      async () => {
+        inFlight++;
+        peak = Math.max(peak, inFlight);
+        await new Promise((r) => setTimeout(r, 60));
+        inFlight--;
+        done++;
+      },
+      { batchSize: 1, maxConcurrency: 2 },
+    );
+    await send(q.url, [1, 2, 3, 4, 5, 6, 7, 8].map((g) => [`c${g}`, `c${g}-1`]));
+    es.start();
+    try {
+      await waitFor('all eight', () => done === 8);
+    } finally {
+      await es.stop();
+    }
+    assert.equal(peak, 2);
+  });
+
   it('fails the whole batch when the handler throws', async () => {
     const q = await fifoQueue();
     const attempts: string[][] = [];

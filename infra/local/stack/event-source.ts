@@ -276,13 +276,13 @@ export class SqsEventSource {
   constructor(options: EventSourceOptions) {
     if (!(options.batchSize >= 1 && options.batchSize <= 10)) throw new RangeError(`batchSize must be 1–10, got ${options.batchSize}`);
     this.#o = {
-      reportBatchItemFailures: true,
-      timeoutMs: 30_000,
-      memorySize: 512,
-      maxConcurrency: 4,
-      waitTimeSeconds: 1,
-      warn: (m) => console.warn(m),
       ...options,
+      reportBatchItemFailures: options.reportBatchItemFailures ?? true,
+      timeoutMs: options.timeoutMs ?? 30_000,
+      memorySize: options.memorySize ?? 512,
+      maxConcurrency: options.maxConcurrency ?? 4,
+      waitTimeSeconds: options.waitTimeSeconds ?? 1,
+      warn: options.warn ?? ((m) => console.warn(m)),
     };
   }
 
