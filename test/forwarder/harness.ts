@@ -119,7 +119,7 @@ export interface StandIns {
 
 /** All stand-ins, plus a factory for forwarders wired to them (stopped by `stop()`). */
 export async function startStandIns(options: { kube?: KubeApiOptions; cluster?: string; messaging?: { dataDir?: string } } = {}): Promise<StandIns> {
-  const kube = await startKubeApi({ bookmarkIntervalMs: 500, controllers: [], ...options.kube });
+  const kube = await startKubeApi({ bookmarkIntervalMs: 500, ...options.kube });
   const db = await startDynalite();
   const messaging = await startMessaging(options.messaging);
   const kubeConfig = new KubeConfig();
