@@ -60,9 +60,13 @@ export class KubeTransport {
     return cluster.server.replace(/\/+$/, '');
   }
 
-  /** One JSON request; non-2xx answers throw {@link KubeApiError} (410 → {@link ResourceExpiredError}). */
-  async request(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown, signal?: AbortSignal): Promise<any> {
-    const response = await this.#send(method, path, body, signal);
+  /**
+   * One JSON request; non-2xx answers throw {@link KubeApiError} (410 → {@link ResourceExpiredError}).
+   * Gives up after `timeoutMs` (default 30 s) so a black-holed connection cannot wedge a loop.
+   */
+  async request(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown, signal?: AbortSignal, timeoutMs = 30_000): Promise<any> {
+    const deadline = AbortSignal.timeout(timeoutMs);
+    const response = await this.#send(method, path, body, signal ? AbortSignal.any([signal, deadline]) : deadline);
     const text = await response.text();
     const json = text ? JSON.parse(text) : undefined;
     if (response.status < 200 || response.status > 299) throw statusError(response.status, json, `${method} ${path}: HTTP ${response.status}`);

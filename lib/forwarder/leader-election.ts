@@ -62,6 +62,8 @@ export class LeaderElector {
   #observedTime = 0;
   #abort = new AbortController();
   #loop: Promise<void> | undefined;
+  /** Per-request timeout: a hung request must not outlive the renew deadline. */
+  #requestTimeoutMs: number;
   #wakeSleep: (() => void) | undefined;
 
   constructor(kube: KubeTransport, config: LeaderElectionConfig & LeaderCallbacks) {
@@ -73,6 +75,7 @@ export class LeaderElector {
       ...config,
     } as Required<LeaderElectionConfig>;
     this.#callbacks = config;
+    this.#requestTimeoutMs = Math.max(1, Math.min(5_000, Math.floor(this.#config.renewDeadlineMs / 2)));
     if (this.#config.leaseDurationMs <= this.#config.renewDeadlineMs) throw new RangeError('leaseDuration must be greater than renewDeadline');
     if (this.#config.renewDeadlineMs <= JITTER * this.#config.retryPeriodMs) throw new RangeError('renewDeadline must be greater than retryPeriod*1.2');
   }
@@ -140,7 +143,7 @@ export class LeaderElector {
     try {
       let lease: any;
       try {
-        lease = await this.#kube.request('GET', `${this.#path}/${encodeURIComponent(name)}`);
+        lease = await this.#kube.request('GET', `${this.#path}/${encodeURIComponent(name)}`, undefined, undefined, this.#requestTimeoutMs);
       } catch (err) {
         if (!(err instanceof KubeApiError && err.code === 404)) throw err;
         const created = await this.#kube.request('POST', this.#path, {
@@ -148,7 +151,7 @@ export class LeaderElector {
           kind: 'Lease',
           metadata: { name, namespace },
           spec: desired,
-        });
+        }, undefined, this.#requestTimeoutMs);
         this.#observe(created.spec, now);
         return true;
       }
@@ -165,7 +168,7 @@ export class LeaderElector {
       const updated = await this.#kube.request('PUT', `${this.#path}/${encodeURIComponent(name)}`, {
         ...lease,
         spec: desired,
-      });
+      }, undefined, this.#requestTimeoutMs);
       this.#observe(updated.spec, now);
       return true;
     } catch (err) {
@@ -176,13 +179,13 @@ export class LeaderElector {
 
   async #release(): Promise<void> {
     const { name, identity } = this.#config;
-    const lease = await this.#kube.request('GET', `${this.#path}/${encodeURIComponent(name)}`);
+    const lease = await this.#kube.request('GET', `${this.#path}/${encodeURIComponent(name)}`, undefined, undefined, this.#requestTimeoutMs);
     if (lease.spec?.holderIdentity !== identity) return;
     const now = microTime(Date.now());
     await this.#kube.request('PUT', `${this.#path}/${encodeURIComponent(name)}`, {
       ...lease,
       spec: { leaseDurationSeconds: 1, acquireTime: now, renewTime: now, leaseTransitions: lease.spec?.leaseTransitions ?? 0 },
-    });
+    }, undefined, this.#requestTimeoutMs);
   }
 
   #observe(spec: LeaseSpec, now: number): void {

@@ -82,7 +82,11 @@ export class EventPublisher {
   #capacity: number;
   #queue: PublishItem[] = [];
   #spaceWaiters: Array<() => void> = [];
-  #idleWaiters: Array<() => void> = [];
+  /** Woken after every batch (and on stop): flush() re-checks its target. */
+  #progressWaiters: Array<() => void> = [];
+  /** Items ever enqueued, and items ever finished (published or discarded). */
+  #enqueued = 0;
+  #finished = 0;
   #wake: (() => void) | undefined;
   #abort = new AbortController();
   #loop: Promise<void> | undefined;
@@ -109,21 +113,28 @@ export class EventPublisher {
     }
     if (this.#abort.signal.aborted) return;
     this.#queue.push(item);
+    this.#enqueued++;
     this.#options.metrics.queueDepth.set(this.#queue.length);
     this.#wake?.();
   }
 
-  /** Resolves once everything enqueued so far has been published. */
+  /**
+   * Resolves once everything enqueued before the call has been published (items enqueued later do not
+   * hold it up, so a busy stream cannot starve it), or the publisher stopped.
+   */
   async flush(): Promise<void> {
-    while (this.#queue.length > 0 || this.#busy) {
-      if (this.#abort.signal.aborted) return;
-      await new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
+    const target = this.#enqueued;
+    while (this.#finished < target && !this.#abort.signal.aborted) {
+      await new Promise<void>((resolve) => this.#progressWaiters.push(resolve));
     }
   }
 
   /** Drops everything not yet published (a replica that lost its lease must not publish). */
   discard(): void {
-    this.#queue.length = 0;
+    // The batch in flight (if any) finishes by itself; everything behind it is dropped.
+    const dropped = this.#busy ? this.#queue.splice(1) : this.#queue.splice(0);
+    this.#finished += dropped.length;
+    this.#release(this.#progressWaiters);
     this.#options.metrics.queueDepth.set(0);
     this.#release(this.#spaceWaiters);
   }
@@ -141,7 +152,7 @@ export class EventPublisher {
     this.#abort.abort();
     this.#wake?.();
     this.#release(this.#spaceWaiters);
-    this.#release(this.#idleWaiters);
+    this.#release(this.#progressWaiters);
     await this.#loop;
   }
 
@@ -153,7 +164,6 @@ export class EventPublisher {
     const signal = this.#abort.signal;
     while (!signal.aborted) {
       if (this.#queue.length === 0) {
-        this.#release(this.#idleWaiters);
         await new Promise<void>((resolve) => (this.#wake = resolve));
         this.#wake = undefined;
         continue;
@@ -162,12 +172,14 @@ export class EventPublisher {
       const taken = this.#takeBatch();
       await this.#publish(taken, signal);
       if (signal.aborted) break;
-      // The queue may have been discarded meanwhile (lost lease): only drop what is still there.
-      if (this.#queue[0] === taken[0]) this.#queue.splice(0, taken.length);
+      // The queue may have been cut by discard() meanwhile (lost lease): only remove what is still there.
+      const finished = this.#queue[0] === taken[0] ? this.#queue.splice(0, taken.length).length : 0;
       this.#options.metrics.queueDepth.set(this.#queue.length);
       this.#busy = false;
       this.#release(this.#spaceWaiters);
       await this.#reportProgress(taken);
+      this.#finished += finished;
+      this.#release(this.#progressWaiters);
     }
     this.#busy = false;
   }

@@ -98,6 +98,9 @@ export class Reflector {
     while (!signal.aborted) {
       try {
         if (!rv) {
+          // Publish what is queued first, so the bookmark read below is as fresh as it can be and the
+          // relist republishes as little as possible.
+          await this.#o.publisher.flush();
           const state = await this.#o.sync.getSync(cluster, resource.kind);
           const bookmark = state?.rv ? parseResourceVersion(state.rv) : 0;
           if (state?.listComplete && state.rv && !this.#synced) {
