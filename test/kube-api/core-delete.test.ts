@@ -73,6 +73,10 @@ describe('kube-api DELETE', () => {
     assert.deepEqual(fore.body.metadata.finalizers, ['foregroundDeletion']);
     const back = await h.core.deleteNamespacedConfigMap({ name: 'back', namespace: 'default', propagationPolicy: 'Background' });
     assert.equal(back.status, 'Success');
+    await h.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'accepted', finalizers: ['example.com/hold'] } } });
+    const accepted = await h.http('/api/v1/namespaces/default/configmaps/accepted?orphanDependents=false', { method: 'DELETE' });
+    assert.equal(accepted.status, 202);
+    assert.ok(accepted.body.metadata.deletionTimestamp);
     const bad = await h.http('/api/v1/namespaces/default/configmaps/orph', { method: 'DELETE', body: { propagationPolicy: 'Sideways' } });
     assert.equal(bad.status, 422);
   });

@@ -426,7 +426,8 @@ async function deleteRoute(ctx: HttpContext, route: ResourceRoute, req: Incoming
       details: { name: route.name, ...(route.spec.group ? { group: route.spec.group } : {}), kind: route.spec.plural, uid: r.object.metadata.uid },
     });
   }
-  sendJson(res, 200, r.object);
+  // handlers/delete.go: 202 Accepted when dependents are not orphaned and the object is still there
+  sendJson(res, options.orphanDependents === false && !r.deleted ? 202 : 200, r.object);
 }
 
 async function deleteCollectionRoute(ctx: HttpContext, route: ResourceRoute, req: IncomingMessage, res: ServerResponse, q: URLSearchParams): Promise<void> {
