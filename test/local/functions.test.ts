@@ -44,7 +44,7 @@ describe('the functions of serverless.yml on the local stack, against another cl
   it('runs every function with its template environment and no emulator of its own', () => {
     assert.equal(stack.kubeApi, undefined);
     assert.equal(stack.kubeconfigPath, join(dir, 'kubeconfig'));
-    assert.deepEqual(Object.keys(stack.eventSources).sort(), ['binder', 'provisioner']);
+    for (const name of ['binder', 'provisioner']) assert.ok(stack.eventSources[name]?.running, `${name} consumes its queue`);
     for (const name of ['binder', 'provisioner', 'resync']) {
       const env = stack.functionEnv[name];
       assert.equal(env.KUBECONFIG, join(dir, 'kubeconfig'));

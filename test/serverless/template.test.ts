@@ -99,9 +99,11 @@ describe('serverless.yml → CloudFormation', () => {
     }
   });
 
-  it('gives every function its own role with least privilege (no * resource in a data-plane statement)', () => {
+  it('gives every function its own role with least privilege (no * resource in a data-plane statement)', async () => {
     const fns = ofType('AWS::Lambda::Function');
-    assert.deepEqual(fns.map(([id]) => id).sort(), ['BinderLambdaFunction', 'ProvisionerLambdaFunction', 'ResyncLambdaFunction']);
+    const declared = (await readFunctionSpecs(PROJECT_ROOT)).map((f) => `${f.name[0].toUpperCase()}${f.name.slice(1)}LambdaFunction`);
+    assert.deepEqual(fns.map(([id]) => id).sort(), declared.sort());
+    for (const id of ['BinderLambdaFunction', 'ProvisionerLambdaFunction', 'ResyncLambdaFunction']) assert.ok(R[id], `${id} declared`);
     assert.equal(R.IamRoleLambdaExecution, undefined, 'no shared default role');
     const roles = fns.map(([, f]) => referencedId(f.Properties!.Role));
     assert.equal(new Set(roles).size, fns.length, 'one role per function');
@@ -146,13 +148,21 @@ describe('serverless.yml → CloudFormation', () => {
       assert.equal(referencedId(vars.CONTROL_TABLE), 'ControlTable');
       assert.equal(referencedId(vars.BINDER_QUEUE_URL), 'BinderQueue');
     }
+    // every SQS-fed function's DLQ_URL is the DLQ its own queue redrives to
+    for (const [, m] of ofType('AWS::Lambda::EventSourceMapping')) {
+      const fn = R[referencedId(m.Properties!.FunctionName)].Properties!;
+      const queue = R[referencedId(m.Properties!.EventSourceArn)].Properties!;
+      assert.equal(referencedId(fn.Environment.Variables[ENV.dlqUrl]), referencedId(queue.RedrivePolicy.deadLetterTargetArn));
+    }
     assert.equal(referencedId(R.BinderLambdaFunction.Properties!.Environment.Variables[ENV.dlqUrl]), 'BinderDlq');
-    assert.equal(referencedId(R.ProvisionerLambdaFunction.Properties!.Environment.Variables[ENV.dlqUrl]), 'ProvisionerDlq');
   });
 
   it('maps each SQS function to its queue with ReportBatchItemFailures, batch size ≤ 10, bounded concurrency and visibility ≥ 6 × timeout', () => {
     const mappings = ofType('AWS::Lambda::EventSourceMapping').map(([, m]) => m.Properties!);
-    assert.deepEqual(mappings.map((m) => referencedId(m.EventSourceArn)).sort(), ['BinderQueue', 'ProvisionerQueue']);
+    const mapped = mappings.map((m) => referencedId(m.EventSourceArn));
+    assert.equal(new Set(mapped).size, mapped.length, 'one function per queue');
+    for (const q of ['BinderQueue', 'ProvisionerQueue']) assert.ok(mapped.includes(q), `${q} feeds a function`);
+    for (const q of mapped) assert.ok(q in FILTERS, `${q} is a controller queue`);
     for (const m of mappings) {
       const queue = R[referencedId(m.EventSourceArn)].Properties!;
       const fn = R[referencedId(m.FunctionName)].Properties!;
