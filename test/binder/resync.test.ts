@@ -1,0 +1,55 @@
+/**
+ * The binder's resync source (run by the scheduled resync function) against dynalite: every pending
+ * claim and every Released or Failed volume of the cluster is re-enqueued; bound and lost claims,
+ * Available and Bound volumes, other clusters and deleted objects are not.
+ */
+import assert from 'node:assert/strict';
+import { after, before, it } from 'node:test';
+import '../../lib/binder/resync.ts';
+import { registeredResyncs } from '../../lib/resync/registry.ts';
+import { ObjectCache } from '../../lib/state/cache.ts';
+import { startDynalite, type Dynalite } from '../support/dynalite.ts';
+
+let db: Dynalite;
+before(async () => {
+  db = await startDynalite();
+});
+after(async () => {
+  await db.stop();
+});
+
+it('re-enqueues pending claims and Released/Failed volumes only', async () => {
+  const cache = new ObjectCache(db.doc, db.tables.cache);
+  let rv = 10;
+  const claim = (name: string, phase?: string) => ({
+    metadata: { name, namespace: 'ns', uid: `u-${name}`, resourceVersion: String(rv++) },
+    spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+    ...(phase ? { status: { phase } } : {}),
+  });
+  const volume = (name: string, phase: string) => ({
+    metadata: { name, uid: `u-${name}`, resourceVersion: String(rv++) },
+    spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'] },
+    status: { phase },
+  });
+  for (const c of [claim('pending', 'Pending'), claim('fresh'), claim('bound', 'Bound'), claim('lost', 'Lost')]) await cache.put('c1', 'PersistentVolumeClaim', c);
+  for (const v of [volume('avail', 'Available'), volume('used', 'Bound'), volume('released', 'Released'), volume('failed', 'Failed')]) await cache.put('c1', 'PersistentVolume', v);
+  await cache.put('c2', 'PersistentVolumeClaim', claim('other-cluster', 'Pending'));
+  const gone = claim('gone', 'Pending');
+  await cache.put('c1', 'PersistentVolumeClaim', gone);
+  await cache.remove('c1', 'PersistentVolumeClaim', gone, rv++);
+
+  const source = registeredResyncs().get('binder');
+  assert.ok(source, 'the binder registers a resync source');
+  const items = [];
+  for await (const item of source('c1', cache, { doc: db.doc, tables: db.tables })) items.push(item);
+  assert.deepEqual(
+    items.map((i) => `${i.kind} ${i.key} ${i.uid}`).sort(),
+    [
+      'PersistentVolume failed u-failed',
+      'PersistentVolume released u-released',
+      'PersistentVolumeClaim ns/fresh u-fresh',
+      'PersistentVolumeClaim ns/pending u-pending',
+    ],
+  );
+  assert.ok(items.every((i) => /^[0-9]+$/.test(i.resourceVersion)));
+});
