@@ -54,6 +54,16 @@ export class BinderApi {
     }
   }
 
+  /** Live GET of a volume; undefined when it does not exist. */
+  async readVolume(name: string): Promise<PersistentVolume | undefined> {
+    try {
+      return toJson<PersistentVolume>(await this.#core.readPersistentVolume({ name }));
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
+  }
+
   /** Pods of a namespace (upstream reads them from its pod informer, indexed by claim). */
   async listPods(namespace: string): Promise<Pod[]> {
     const list = await this.#core.listNamespacedPod({ namespace });

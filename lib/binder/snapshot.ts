@@ -77,7 +77,11 @@ export async function loadClaimSnapshot(
   const volumeName = claim.spec.volumeName ?? '';
   if (hasAnnotation(claim.metadata, ANN_BIND_COMPLETED) || volumeName !== '') {
     stats.queries++;
-    const volume = volumeName ? await liveVolume(cache, cluster, volumeName) : undefined;
+    let volume = volumeName ? await liveVolume(cache, cluster, volumeName) : undefined;
+    if (!volume && volumeName && hasAnnotation(claim.metadata, ANN_BIND_COMPLETED)) {
+      // Lost is terminal and alarming: confirm a cache miss with the API server before declaring it.
+      volume = await sources.api.readVolume(volumeName);
+    }
     return { claim, volumes: volume ? [volume] : [], classes };
   }
 
