@@ -17,7 +17,7 @@
  * jittered exponential backoff.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { cacheKey, parseResourceVersion, type ObjectCache } from '../state/cache.ts';
+import { ObjectTooLargeError, cacheKey, parseResourceVersion, type CacheWriteResult, type ObjectCache } from '../state/cache.ts';
 import type { SyncMarkers } from '../state/sync.ts';
 import { MESSAGE_VERSION, type ClusterEvent, type ClusterEventType } from '../runtime/message.ts';
 import { KubeApiError, ResourceExpiredError, WatchSilenceError } from './errors.ts';
@@ -179,7 +179,7 @@ export class Reflector {
       // Same resourceVersion as cached: skip, unless it is newer than the bookmark (it may have been
       // cached but not yet published when a previous forwarder stopped).
       if (before?.rv === rv && rv <= bookmark) continue;
-      const result = before?.rv === rv ? 'unchanged' : await cache.put(cluster, resource.kind, object);
+      const result = before?.rv === rv ? 'unchanged' : await this.#write(() => cache.put(cluster, resource.kind, object), object);
       if (result === 'stale') continue;
       await publisher.enqueue({ event: this.#event('SYNC', object, object.metadata.resourceVersion), seenAt: Date.now() });
     }
@@ -198,13 +198,28 @@ export class Reflector {
   async #handle(type: 'ADDED' | 'MODIFIED' | 'DELETED', object: KubeObjectJson): Promise<void> {
     const { cluster, resource, cache, publisher } = this.#o;
     const rv = String(object.metadata?.resourceVersion ?? '');
-    const result = type === 'DELETED' ? await cache.remove(cluster, resource.kind, object, rv) : await cache.put(cluster, resource.kind, object);
+    const result = await this.#write(() => (type === 'DELETED' ? cache.remove(cluster, resource.kind, object, rv) : cache.put(cluster, resource.kind, object)), object);
     const progress = { kind: resource.kind, rv };
     if (result === 'stale') {
       await publisher.enqueue({ progress });
       return;
     }
     await publisher.enqueue({ event: this.#event(type, object, rv), progress, seenAt: Date.now() });
+  }
+
+  /**
+   * A cache write; an object too large to cache must not wedge the kind's watch or relist: it is reported
+   * as written (so the change is published — the message omits oversized objects — and controllers
+   * read the API).
+   */
+  async #write(write: () => Promise<CacheWriteResult>, object: KubeObjectJson): Promise<CacheWriteResult> {
+    try {
+      return await write();
+    } catch (err) {
+      if (!(err instanceof ObjectTooLargeError)) throw err;
+      this.#o.logger.error('object too large to cache; published without caching', { kind: this.kind, key: cacheKey(object), bytes: err.bytes });
+      return 'written';
+    }
   }
 
   #event(type: ClusterEventType, object: KubeObjectJson, rv: string): ClusterEvent {

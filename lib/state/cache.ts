@@ -57,6 +57,40 @@ export class InvalidResourceVersionError extends Error {
   }
 }
 
+/** The object does not fit in a DynamoDB item (400 KB) even after trimming; nothing was written. */
+export class ObjectTooLargeError extends Error {
+  readonly bytes: number;
+  constructor(key: string, bytes: number) {
+    super(`object ${key} is ${bytes} bytes as JSON, too large for the cache`);
+    this.name = 'ObjectTooLargeError';
+    this.bytes = bytes;
+  }
+}
+
+/** JSON bytes above which an object is trimmed before caching (DynamoDB items are capped at 400 KB). */
+export const MAX_CACHED_OBJECT_BYTES = 350_000;
+const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
+
+/**
+ * The JSON to cache: the object as is, or — when over {@link MAX_CACHED_OBJECT_BYTES} — without the
+ * fields no controller reads that make objects large (kubectl's last-applied annotation, a Node's image
+ * list). Throws {@link ObjectTooLargeError} when even that does not fit.
+ */
+export function cachedJson(object: CacheableObject): string {
+  const json = JSON.stringify(object);
+  if (Buffer.byteLength(json) <= MAX_CACHED_OBJECT_BYTES) return json;
+  const { [LAST_APPLIED]: _applied, ...annotations } = object.metadata?.annotations ?? {};
+  const trimmed: CacheableObject = { ...object, metadata: { ...object.metadata, annotations } };
+  if (trimmed.status && typeof trimmed.status === 'object' && 'images' in trimmed.status) {
+    const { images: _images, ...status } = trimmed.status;
+    trimmed.status = status;
+  }
+  const smaller = JSON.stringify(trimmed);
+  const bytes = Buffer.byteLength(smaller);
+  if (bytes > MAX_CACHED_OBJECT_BYTES) throw new ObjectTooLargeError(cacheKey(object), bytes);
+  return smaller;
+}
+
 /** Parses a resourceVersion for integer comparison; throws {@link InvalidResourceVersionError}. */
 export function parseResourceVersion(rv: unknown): number {
   const text = typeof rv === 'number' ? String(rv) : rv;
@@ -113,14 +147,15 @@ export class ObjectCache {
 
   /**
    * Writes the object if its resourceVersion is newer than what the cache holds (or the key is absent, or
-   * holds an expired tombstone). Index attributes are recomputed from the object.
+   * holds an expired tombstone). Index attributes are recomputed from the object. An object too large for
+   * an item is trimmed ({@link cachedJson}) or rejected with {@link ObjectTooLargeError}.
    */
   async put(cluster: string, kind: string, object: CacheableObject): Promise<CacheWriteResult> {
     const rv = parseResourceVersion(object.metadata?.resourceVersion);
     const stored = stripManagedFields(object);
     return this.#write(cluster, kind, cacheKey(object), rv, {
       uid: String(object.metadata?.uid ?? ''),
-      obj: JSON.stringify(stored),
+      obj: cachedJson(stored),
       deleted: false,
       ...indexAttributes(cluster, kind, stored),
     });
@@ -135,7 +170,7 @@ export class ObjectCache {
     const stored = stripManagedFields(object);
     return this.#write(cluster, kind, cacheKey(object), rv, {
       uid: String(object.metadata?.uid ?? ''),
-      obj: JSON.stringify(stored),
+      obj: cachedJson(stored),
       deleted: true,
       expiresAt: Math.floor(this.#now() / 1000) + this.#ttl,
     });

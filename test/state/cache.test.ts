@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startDynalite, type Dynalite } from '../support/dynalite.ts';
-import { ObjectCache, InvalidResourceVersionError, type CacheableObject } from '../../lib/state/cache.ts';
+import { ObjectCache, InvalidResourceVersionError, ObjectTooLargeError, type CacheableObject } from '../../lib/state/cache.ts';
 import { CLAIM_REF_INDEX, PENDING_CLAIM_INDEX, VOLUME_MATCH_INDEX, padBytes, pendingClaimPk, volumeMatchPk, claimRefPk } from '../../lib/state/schema.ts';
 import { indexAttributes } from '../../lib/state/indexes.ts';
 
@@ -138,6 +138,18 @@ describe('ObjectCache against dynalite', () => {
   it('rejects resourceVersions that are not integers', async () => {
     await assert.rejects(cache.put('c1', PV, { metadata: { name: 'bad', resourceVersion: 'abc' } }), InvalidResourceVersionError);
     await assert.rejects(cache.remove('c1', PV, volume('bad', 1), '99999999999999999'), InvalidResourceVersionError);
+  });
+
+  it('trims what no controller reads from objects too large for an item, and rejects the rest', async () => {
+    const big = 'x'.repeat(200_000);
+    const applied = { metadata: { name: 'fat', uid: 'u', resourceVersion: '80', annotations: { 'kubectl.kubernetes.io/last-applied-configuration': big, keep: 'me' } }, status: { images: [{ names: [big] }], phase: 'Ready' } };
+    assert.equal(await cache.put('c5', 'Node', applied), 'written');
+    const hit = await cache.get('c5', 'Node', 'fat');
+    assert.deepEqual(hit?.object.metadata?.annotations, { keep: 'me' });
+    assert.deepEqual(hit?.object.status, { phase: 'Ready' });
+    const hopeless = { metadata: { name: 'obese', resourceVersion: '81', labels: {} }, spec: { data: 'y'.repeat(400_000) } };
+    await assert.rejects(cache.put('c5', 'Node', hopeless), ObjectTooLargeError);
+    assert.equal(await cache.get('c5', 'Node', 'obese'), undefined);
   });
 
   it('lists a kind across pages, in key order', async () => {
