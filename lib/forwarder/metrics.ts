@@ -1,6 +1,11 @@
 /**
  * The forwarder's Prometheus metrics, in a registry of their own (two forwarders in one process — tests,
  * the local stack — do not collide).
+ *
+ * @example
+ * const metrics = new ForwarderMetrics({ defaultMetrics: true });
+ * metrics.eventsSeen.inc({ kind: 'Node', type: 'ADDED' });
+ * const text = await metrics.registry.metrics(); // Prometheus exposition format for /metrics
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 

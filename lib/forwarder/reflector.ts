@@ -15,6 +15,13 @@
  * 410 Gone (HTTP or ERROR event) or a 504 "resourceVersion too large" → relist. A clean end of the watch
  * → re-watch from the last resourceVersion at once. Silence or another error → re-watch after a
  * jittered exponential backoff.
+ *
+ * @example
+ * const reflector = new Reflector({ cluster: 'c1', resource: watchedResources()[2], kube, cache, sync,
+ *   publisher, metrics, logger });
+ * reflector.start();
+ * // reflector.hasSynced → true once the Node cache is complete
+ * await reflector.stop();
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { ObjectTooLargeError, cacheKey, parseResourceVersion, type CacheWriteResult, type ObjectCache } from '../state/cache.ts';
