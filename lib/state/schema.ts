@@ -20,7 +20,7 @@
  * |---|---|
  * | `backoff#<controller>#<cluster>#<Kind>#<key>` | failures, nextAttemptAt (epoch ms), lastError, expiresAt; `dueShard`/`dueAt` while a retry is due |
  * | `lease#<name>` | holder, expiresAt (epoch ms), fencing token |
- * | `sync#<cluster>#<Kind>` | forwarder bookmark `rv`, `listComplete` (BOOL), listCompletedAt |
+ * | `sync#<cluster>#<Kind>` | forwarder bookmark `rv` (S) and `rvN` (N, the same value for the forward-only condition), `listComplete` (BOOL), listCompletedAt (see sync.ts) |
  * | `bucket#<cluster>` | API token bucket: tokens, updatedAt |
  * | `sv#<cluster>#<volumeId>` | shared-volume per-volume cache with expiry |
  * | `idem#...` | Powertools idempotency records |
