@@ -67,14 +67,14 @@ describe('binder end to end through the local stack', () => {
   const phaseOf = async (namespace: string, name: string) => (await pvc(namespace, name)).status?.phase;
 
   it('static binding: every claim gets the smallest sufficient volume', async () => {
-    const n = 30;
+    const n = 100;
     for (let i = 1; i <= n; i++) await createPV(`static-${i}`, `${i}Gi`, 'static');
     await eventually(async () => (await core.listPersistentVolume()).items.filter((v) => v.metadata?.name?.startsWith('static-') && v.status?.phase === 'Available').length === n, 20_000, 'volumes Available');
     for (let i = n; i >= 1; i--) await createPVC('default', `static-${i}`, `${i}Gi`, 'static');
     await eventually(async () => {
       const claims = (await core.listNamespacedPersistentVolumeClaim({ namespace: 'default' })).items.filter((c) => c.metadata?.name?.startsWith('static-'));
       return claims.length === n && claims.every((c: V1PersistentVolumeClaim) => c.status?.phase === 'Bound');
-    }, 30_000, 'all claims Bound');
+    }, 120_000, 'all claims Bound');
     for (let i = 1; i <= n; i++) {
       const claim = await pvc('default', `static-${i}`);
       assert.equal(claim.spec?.volumeName, `static-${i}`);
