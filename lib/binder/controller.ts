@@ -257,9 +257,10 @@ function recordWriteMetrics(purpose: string, kind: string, returned: PersistentV
   if (kind === 'PersistentVolumeClaim' && purpose === 'updateClaimStatus' && returned.status?.phase === ClaimPhase.Bound && deps.metrics) {
     const created = Date.parse(String(returned.metadata.creationTimestamp ?? ''));
     if (Number.isFinite(created)) {
-      const provisioned = Boolean(returned.metadata.annotations?.[ANN_STORAGE_PROVISIONER]);
+      const provisioner = returned.metadata.annotations?.[ANN_STORAGE_PROVISIONER];
       const metric = deps.metrics.singleMetric();
-      metric.addDimension('operation_name', provisioned ? 'provision' : 'bind');
+      metric.addDimension('plugin_name', provisioner || 'N/A');
+      metric.addDimension('operation_name', provisioner ? 'provision' : 'bind');
       metric.addMetric(BinderMetric.volumeOperationTotalSeconds, MetricUnit.Seconds, ((deps.now ?? Date.now)() - created) / 1000);
     }
   }
