@@ -94,6 +94,44 @@ describe('kube-api semantics: Service ClusterIP', () => {
   });
 });
 
+describe('kube-api semantics: Service NodePort', () => {
+  let h: Harness;
+  before(async () => { h = await startHarness({ kinds: undefined }); });
+  after(async () => { await h.api.stop(); });
+
+  it('allocates node ports for NodePort Services in the POST, one per port (TCP/UDP of one port share)', async () => {
+    const s = await h.core.createNamespacedService({ namespace: 'default', body: svc('np', { type: 'NodePort',
+      ports: [{ name: 'a', port: 53, protocol: 'TCP' }, { name: 'b', port: 53, protocol: 'UDP' }, { name: 'c', port: 80 }] }) });
+    const [a, b, c] = s.spec!.ports!.map((p) => p.nodePort!);
+    for (const p of [a, c]) assert.ok(p >= 30000 && p <= 32767, `${p} in the default range`);
+    assert.equal(a, b);
+    assert.notEqual(a, c);
+    const plain = await h.core.createNamespacedService({ namespace: 'default', body: svc('np-cip') });
+    assert.equal(plain.spec!.ports![0].nodePort, undefined);
+  });
+
+  it('a requested node port is checked: in range and not allocated', async () => {
+    const s = await h.core.createNamespacedService({ namespace: 'default', body: svc('np-fixed', { type: 'NodePort', ports: [{ port: 80, nodePort: 30080 }] }) });
+    assert.equal(s.spec!.ports![0].nodePort, 30080);
+    const taken = await rejection(h.core.createNamespacedService({ namespace: 'default', body: svc('np-taken', { type: 'NodePort', ports: [{ port: 80, nodePort: 30080 }] }) }));
+    assert.equal(taken.message, 'Service "np-taken" is invalid: spec.ports[0].nodePort: Invalid value: 30080: provided port is already allocated');
+    const far = await rejection(h.core.createNamespacedService({ namespace: 'default', body: svc('np-far', { type: 'NodePort', ports: [{ port: 80, nodePort: 40000 }] }) }));
+    assert.match(far.message, /provided port is not in the valid range\. The range of valid ports is 30000-32767$/);
+  });
+
+  it('a PUT that omits node ports keeps them; type ClusterIP → NodePort allocates; deleting frees', async () => {
+    const s = await h.core.createNamespacedService({ namespace: 'default', body: svc('np-keep', { type: 'NodePort' }) });
+    const put = await h.core.replaceNamespacedService({ name: 'np-keep', namespace: 'default', body: { metadata: { name: 'np-keep' }, spec: { type: 'NodePort', ports: [{ port: 80 }] } } });
+    assert.equal(put.spec!.ports![0].nodePort, s.spec!.ports![0].nodePort);
+    const c = await h.core.createNamespacedService({ namespace: 'default', body: svc('np-change') });
+    const changed = await h.core.replaceNamespacedService({ name: 'np-change', namespace: 'default', body: { ...c, spec: { ...c.spec, type: 'NodePort' } } });
+    assert.ok(changed.spec!.ports![0].nodePort! >= 30000);
+    await h.core.deleteNamespacedService({ name: 'np-fixed', namespace: 'default' });
+    const again = await h.core.createNamespacedService({ namespace: 'default', body: svc('np-again', { type: 'NodePort', ports: [{ port: 80, nodePort: 30080 }] }) });
+    assert.equal(again.spec!.ports![0].nodePort, 30080);
+  });
+});
+
 describe('kube-api semantics: ClusterIP allocations survive a restart', () => {
   it('rebuilds the allocated set from persisted Services', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kube-api-cip-'));

@@ -1,12 +1,13 @@
 /**
  * The emulator's admission chain, in upstream order: NamespaceLifecycle, DefaultStorageClass,
- * StorageObjectInUseProtection, PersistentVolumeClaimResize, then Service ClusterIP allocation
- * (upstream: inside the Service REST create, so the response carries the IP).
+ * StorageObjectInUseProtection, PersistentVolumeClaimResize, then Service ClusterIP and NodePort
+ * allocation (upstream: inside the Service REST create, so the response carries them).
  */
 import type { AdmissionPlugin } from '../types.ts';
 import { clusterIPAllocation } from './cluster-ip.ts';
 import { defaultStorageClass } from './default-storage-class.ts';
 import { namespaceLifecycle } from './namespace-lifecycle.ts';
+import { nodePortAllocation } from './node-port.ts';
 import { persistentVolumeClaimResize } from './persistent-volume-claim-resize.ts';
 import { storageObjectInUseProtection } from './storage-object-in-use-protection.ts';
 
@@ -26,11 +27,13 @@ export function createAdmissionPlugins(options: AdmissionOptions = {}): Admissio
     storageObjectInUseProtection(),
     persistentVolumeClaimResize(),
     clusterIPAllocation(options.serviceCidr ?? DEFAULT_SERVICE_CIDR),
+    nodePortAllocation(),
   ];
 }
 
 export { ClusterIPAllocator, clusterIPsOf } from './cluster-ip.ts';
 export { AllocationError, ServiceCidrError } from './errors.ts';
 export { getDefaultClass } from './default-storage-class.ts';
+export { NodePortAllocator, needsNodePort } from './node-port.ts';
 export { IMMORTAL_NAMESPACES } from './namespace-lifecycle.ts';
 export { PV_PROTECTION_FINALIZER, PVC_PROTECTION_FINALIZER } from './storage-object-in-use-protection.ts';
