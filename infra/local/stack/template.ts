@@ -66,7 +66,8 @@ export async function compileTemplate(options: CompileOptions = {}): Promise<Cfn
   const region = options.region ?? 'eu-west-1';
   const source = await readFile(join(root, 'serverless.yml'), 'utf8');
   const params = Object.entries(options.params ?? {}).sort(([a], [b]) => a.localeCompare(b));
-  const hash = createHash('sha256').update(JSON.stringify([stage, region, params, source])).digest('hex').slice(0, 16);
+  const osls = JSON.parse(await readFile(join(root, 'node_modules', 'osls', 'package.json'), 'utf8')) as { version: string };
+  const hash = createHash('sha256').update(JSON.stringify([osls.version, stage, region, params, source])).digest('hex').slice(0, 16);
   const cacheDir = options.cacheDir ?? join(tmpdir(), 'claimflow-templates');
   const cached = join(cacheDir, `${hash}.json`);
   try {
