@@ -24,6 +24,18 @@ describe('kube-api Service strategy', () => {
     });
   });
 
+  it('selector-less headless Services default to RequireDualStack, others to SingleStack', () => {
+    const headless = svc({ clusterIP: 'None' });
+    svcS.defaults(headless);
+    assert.deepEqual([headless.spec.ipFamilyPolicy, headless.spec.ipFamilies], ['RequireDualStack', ['IPv4']]);
+    const selected = svc({ clusterIP: 'None', selector: { app: 'db' } });
+    svcS.defaults(selected);
+    assert.equal(selected.spec.ipFamilyPolicy, 'SingleStack');
+    const ext = svc({ type: 'ExternalName', externalName: 'db.example.com' });
+    svcS.defaults(ext);
+    assert.deepEqual([ext.spec.ipFamilyPolicy, ext.spec.internalTrafficPolicy], [undefined, undefined]);
+  });
+
   it('a PUT that omits clusterIP/clusterIPs keeps the allocated values (patchAllocatedValues)', () => {
     const old = svc({ type: 'ClusterIP', clusterIP: '10.96.0.20', clusterIPs: ['10.96.0.20'], ports: [{ port: 80, protocol: 'TCP', targetPort: 80 }] });
     const put = svc({ type: 'ClusterIP', ports: [{ port: 81, protocol: 'TCP', targetPort: 81 }] });

@@ -21,7 +21,7 @@ export const needsClusterIP = (svc: KubeObject): boolean => (svc.spec?.type ?? '
 /** `isHeadlessService`. */
 export const isHeadless = (svc: KubeObject): boolean => svc.spec?.clusterIP === 'None';
 
-/** `SetDefaults_Service` plus the IP-family fields the REST layer fills for ClusterIP-bearing types. */
+/** `SetDefaults_Service` plus the IP-family fields the REST layer (`initIPFamilyFields`) fills for ClusterIP-bearing types. */
 function defaults(svc: KubeObject): void {
   const spec = ensure(svc, 'spec');
   spec.type ??= 'ClusterIP';
@@ -37,7 +37,10 @@ function defaults(svc: KubeObject): void {
   if (spec.type === 'LoadBalancer') spec.allocateLoadBalancerNodePorts ??= true;
   if (spec.type !== 'ExternalName') {
     spec.internalTrafficPolicy ??= 'Cluster';
-    spec.ipFamilyPolicy ??= 'SingleStack';
+    // initIPFamilyFields: selector-less headless Services get RequireDualStack (on a single-stack cluster
+    // that still means only the cluster's family).
+    const selectorless = !spec.selector || Object.keys(spec.selector).length === 0;
+    spec.ipFamilyPolicy ??= spec.clusterIP === 'None' && selectorless ? 'RequireDualStack' : 'SingleStack';
     spec.ipFamilies ??= ['IPv4'];
   }
   ensure(svc, 'status').loadBalancer ??= {};
