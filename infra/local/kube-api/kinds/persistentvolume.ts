@@ -81,7 +81,6 @@ export function validatePersistentVolumeSpec(pv: KubeObject): FieldError[] {
     if (!spec.nodeAffinity.required) errs.push(required('spec.nodeAffinity.required', 'must specify required node constraints'));
     else if (!Array.isArray(terms) || terms.length === 0) errs.push(required('spec.nodeAffinity.required.nodeSelectorTerms', 'must have at least one node selector term'));
   }
-  if (spec.claimRef && !spec.claimRef.name) errs.push(required('spec.claimRef.name'));
   for (const [i, o] of (spec.mountOptions ?? []).entries()) {
     if (typeof o !== 'string' || o === '') errs.push(required(`spec.mountOptions[${i}]`));
   }
