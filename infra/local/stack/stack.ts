@@ -247,11 +247,12 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         join(root, 'infra/local/storage-api/index.ts'),
       );
       if (mod) {
+        // in memory like the emulator, fauxqs and dynalite: every start is a fresh cluster
         const volumeRoot = join(stateDir, 'volumes');
+        await rm(volumeRoot, { recursive: true, force: true });
         await mkdir(volumeRoot, { recursive: true });
         storageApi = await mod.startStorageApi({
           port: 0,
-          dataFile: join(stateDir, 'storage-api.json'),
           volumeRoot,
           username: STORAGE_API_CREDENTIALS.username,
           password: STORAGE_API_CREDENTIALS.password,
