@@ -31,7 +31,7 @@ import { KubeApiError, ResourceExpiredError, WatchSilenceError } from './errors.
 import type { KubeObjectJson, KubeTransport } from './kube-transport.ts';
 import type { WatchedResource } from './kinds.ts';
 import type { ForwarderMetrics } from './metrics.ts';
-import type { EventPublisher } from './publisher.ts';
+import type { EventPublisher, PublishItem } from './publisher.ts';
 
 export interface ReflectorOptions {
   cluster: string;
@@ -49,6 +49,8 @@ export interface ReflectorOptions {
   /** Backoff after a failed list/watch, ms. Default 1000 doubling to 30000. */
   backoffInitialMs?: number;
   backoffMaxMs?: number;
+  /** Cache writes of different objects in flight at once. Default 16. */
+  writeConcurrency?: number;
 }
 
 const sleep = (ms: number, signal: AbortSignal) =>
@@ -119,23 +121,66 @@ export class Reflector {
           }
         }
         const [low, high] = this.#o.watchTimeoutSeconds ?? [300, 600];
-        for await (const event of this.#o.kube.watch(resource.path, {
-          resourceVersion: rv,
-          labelSelector: resource.labelSelector,
-          timeoutSeconds: Math.round(low + Math.random() * (high - low)),
-          silenceMs: this.#o.silenceMs ?? 300_000,
-          signal,
-        })) {
-          backoff = initialBackoff;
-          const eventRv = String(event.object?.metadata?.resourceVersion ?? '');
-          metrics.eventsSeen.inc({ kind: resource.kind, type: event.type });
-          if (event.type === 'BOOKMARK') {
-            if (eventRv) await this.#o.publisher.enqueue({ progress: { kind: resource.kind, rv: eventRv } });
-          } else {
-            await this.#handle(event.type, event.object);
+        // Cache writes of different objects overlap (up to `writeConcurrency`); writes of one object, and
+        // the enqueues of all events, keep watch order. `rv` advances only past enqueued events, so a
+        // failure re-watches from the first event not yet handed to the publisher.
+        const window = this.#o.writeConcurrency ?? 16;
+        const lastWrite = new Map<string, Promise<void>>();
+        let tail: Promise<void> = Promise.resolve();
+        let inFlight = 0;
+        let failure: { err: unknown } | undefined;
+        let wake: (() => void) | undefined;
+        try {
+          for await (const event of this.#o.kube.watch(resource.path, {
+            resourceVersion: rv,
+            labelSelector: resource.labelSelector,
+            timeoutSeconds: Math.round(low + Math.random() * (high - low)),
+            silenceMs: this.#o.silenceMs ?? 300_000,
+            signal,
+          })) {
+            if (failure) break;
+            backoff = initialBackoff;
+            const eventRv = String(event.object?.metadata?.resourceVersion ?? '');
+            metrics.eventsSeen.inc({ kind: resource.kind, type: event.type });
+            let prepared: Promise<PublishItem | undefined>;
+            if (event.type === 'BOOKMARK') {
+              prepared = Promise.resolve(eventRv ? { progress: { kind: resource.kind, rv: eventRv } } : undefined);
+            } else {
+              const key = cacheKey(event.object);
+              const previous = lastWrite.get(key) ?? Promise.resolve();
+              prepared = previous.then(() => this.#prepare(event.type as 'ADDED' | 'MODIFIED' | 'DELETED', event.object));
+              const settled = prepared.then(
+                () => undefined,
+                () => undefined,
+              );
+              lastWrite.set(key, settled);
+              void settled.then(() => {
+                if (lastWrite.get(key) === settled) lastWrite.delete(key);
+              });
+            }
+            // Keep a rejection from surfacing as unhandled before its turn in the tail comes.
+            prepared.catch(() => undefined);
+            inFlight++;
+            tail = tail
+              .then(async () => {
+                if (failure) return;
+                const item = await prepared;
+                if (item) await this.#o.publisher.enqueue(item);
+                if (eventRv) rv = this.#lastRv = eventRv;
+              })
+              .catch((err) => {
+                failure ??= { err };
+              })
+              .finally(() => {
+                inFlight--;
+                wake?.();
+              });
+            while (inFlight >= window && !failure) await new Promise<void>((resolve) => (wake = resolve));
           }
-          if (eventRv) rv = this.#lastRv = eventRv;
+        } finally {
+          await tail;
         }
+        if (failure) throw failure.err;
         if (!signal.aborted) metrics.watchRestarts.inc({ kind: resource.kind, reason: 'closed' });
       } catch (err) {
         if (signal.aborted) break;
@@ -202,16 +247,14 @@ export class Reflector {
     return list.resourceVersion;
   }
 
-  async #handle(type: 'ADDED' | 'MODIFIED' | 'DELETED', object: KubeObjectJson): Promise<void> {
-    const { cluster, resource, cache, publisher } = this.#o;
+  /** Writes a watch event to the cache; returns what to queue (a progress marker alone when stale). */
+  async #prepare(type: 'ADDED' | 'MODIFIED' | 'DELETED', object: KubeObjectJson): Promise<PublishItem> {
+    const { cluster, resource, cache } = this.#o;
     const rv = String(object.metadata?.resourceVersion ?? '');
     const result = await this.#write(() => (type === 'DELETED' ? cache.remove(cluster, resource.kind, object, rv) : cache.put(cluster, resource.kind, object)), object);
     const progress = { kind: resource.kind, rv };
-    if (result === 'stale') {
-      await publisher.enqueue({ progress });
-      return;
-    }
-    await publisher.enqueue({ event: this.#event(type, object, rv), progress, seenAt: Date.now() });
+    if (result === 'stale') return { progress };
+    return { event: this.#event(type, object, rv), progress, seenAt: Date.now() };
   }
 
   /**
