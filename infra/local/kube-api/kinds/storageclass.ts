@@ -28,10 +28,7 @@ export function validateStorageClass(sc: KubeObject): FieldError[] {
   const errs: FieldError[] = [];
   const p = sc.provisioner;
   if (!p) errs.push(required('provisioner', ''));
-  else {
-    if (p.length > 253) errs.push(tooLong('provisioner', p, 253));
-    for (const m of isQualifiedName(String(p).toLowerCase())) errs.push(invalid('provisioner', p, m));
-  }
+  else for (const m of isQualifiedName(String(p).toLowerCase())) errs.push(invalid('provisioner', p, m));
   const params: Record<string, string> = sc.parameters ?? {};
   const keys = Object.keys(params);
   if (keys.length > MAX_PARAMETERS) errs.push({ type: 'FieldValueTooMany', field: 'parameters', value: keys.length, detail: `must have at most ${MAX_PARAMETERS} items` });

@@ -13,13 +13,17 @@ function validateVolumeAttachment(va: KubeObject): FieldError[] {
   const errs: FieldError[] = [];
   const spec = va.spec ?? {};
   if (!spec.attacher) errs.push(required('spec.attacher'));
-  else for (const m of isDNS1123Subdomain(String(spec.attacher).toLowerCase())) errs.push(invalid('spec.attacher', spec.attacher, m));
-  const src = spec.source ?? {};
-  const n = (src.persistentVolumeName ? 1 : 0) + (src.inlineVolumeSpec ? 1 : 0);
-  if (n !== 1) errs.push(forbidden('spec.source', 'must specify exactly one of inlineVolumeSpec and persistentVolumeName'));
-  if (src.persistentVolumeName) {
-    for (const m of isDNS1123Subdomain(src.persistentVolumeName)) errs.push(invalid('spec.source.persistentVolumeName', src.persistentVolumeName, m));
+  else {
+    if (spec.attacher.length > 63) errs.push({ type: 'FieldValueTooLong', field: 'spec.attacher', value: spec.attacher, detail: 'may not be more than 63 characters' });
+    for (const m of isDNS1123Subdomain(String(spec.attacher).toLowerCase())) errs.push(invalid('spec.attacher', spec.attacher, m));
   }
+  const src = spec.source ?? {};
+  const hasName = src.persistentVolumeName !== undefined && src.persistentVolumeName !== null;
+  const hasInline = src.inlineVolumeSpec !== undefined && src.inlineVolumeSpec !== null;
+  const EXACTLY_ONE = 'must specify exactly one of inlineVolumeSpec and persistentVolumeName';
+  if (!hasName && !hasInline) errs.push(required('spec.source', EXACTLY_ONE));
+  else if (hasName && hasInline) errs.push(forbidden('spec.source', EXACTLY_ONE));
+  else if (hasName && src.persistentVolumeName === '') errs.push(required('spec.source.persistentVolumeName', 'must specify non empty persistentVolumeName'));
   if (!spec.nodeName) errs.push(required('spec.nodeName'));
   else for (const m of isDNS1123Subdomain(spec.nodeName)) errs.push(invalid('spec.nodeName', spec.nodeName, m));
   return errs;
