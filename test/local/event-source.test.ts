@@ -6,6 +6,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   CreateQueueCommand,
   GetQueueAttributesCommand,
@@ -225,6 +228,44 @@ describe('SqsEventSource against fauxqs', () => {
       await es.stop();
     }
     assert.equal(peak, 2);
+  });
+
+  it('keeps polling through an SQS outage and delivers once the queue is back', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'claimflow-fauxqs-'));
+    let own = await startFauxqs({ port: 0, logger: false, defaultRegion: REGION, dataDir });
+    const port = own.port;
+    const client = new SQSClient({ region: REGION, endpoint: `http://127.0.0.1:${port}`, credentials: { accessKeyId: 'l', secretAccessKey: 'l' }, maxAttempts: 1 });
+    try {
+      const { QueueUrl } = await client.send(new CreateQueueCommand({ QueueName: 'outage.fifo', Attributes: { FifoQueue: 'true' } }));
+      const arn = (await client.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }))).Attributes!.QueueArn!;
+      const bodies: string[] = [];
+      const es = new SqsEventSource({
+        sqs: client,
+        queueUrl: QueueUrl!,
+        queueArn: arn,
+        region: REGION,
+        functionName: 'outage',
+        handler: async (event) => void bodies.push(...event.Records.map((r) => r.body)),
+        batchSize: 10,
+        fifo: true,
+        warn: () => {},
+      });
+      es.start();
+      try {
+        await own.stop();
+        await waitFor('receive errors while SQS is down', () => es.stats.receiveErrors >= 2);
+        own = await startFauxqs({ port, logger: false, defaultRegion: REGION, dataDir });
+        await client.send(new SendMessageBatchCommand({ QueueUrl, Entries: [{ Id: '0', MessageBody: 'after', MessageGroupId: 'g', MessageDeduplicationId: 'after' }] }));
+        await waitFor('the message sent after the outage', () => bodies.includes('after'));
+      } finally {
+        await es.stop();
+      }
+      assert.deepEqual(bodies, ['after']);
+    } finally {
+      client.destroy();
+      await own.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    }
   });
 
   it('fails the whole batch when the handler throws', async () => {
