@@ -79,6 +79,10 @@ describe('kube-api PVC strategy', () => {
     ['bad class name', { storageClassName: 'Fast_SSD' }, ['FieldValueInvalid spec.storageClassName']],
     ['empty class allowed', { storageClassName: '' }, []],
     ['bad volume mode', { volumeMode: 'Raw' }, ['FieldValueNotSupported spec.volumeMode']],
+    ['selector: bad operator, In without values, Exists with values', { selector: { matchLabels: { tier: 'gold' }, matchExpressions: [
+      { key: 'a', operator: 'Near', values: [] }, { key: 'b', operator: 'In' }, { key: 'c', operator: 'Exists', values: ['x'] }] } },
+    ['FieldValueInvalid spec.selector.matchExpressions[0].operator', 'FieldValueRequired spec.selector.matchExpressions[1].values',
+      'FieldValueForbidden spec.selector.matchExpressions[2].values']],
   ];
   for (const [name, spec, want] of createCases) {
     it(`validate: ${name}`, () => assert.deepEqual(fields(pvcS.validate(claim(spec))), want));

@@ -6,6 +6,7 @@ import type { FieldError, KindSpec, KubeObject } from '../types.ts';
 import { canonicalizeQuantityMap, expectArray, expectObject } from './common/decode.ts';
 import { clone, deepEqual, forbidden, immutable, invalid, notSupported, required } from './common/field.ts';
 import { isDNS1123Subdomain } from './common/names.ts';
+import { validateLabelSelector } from './common/selector.ts';
 import { objectMetaFields } from './common/selectable.ts';
 import { ensure, makeStrategy, splitStatus, STANDARD_VERBS } from './common/strategy.ts';
 import { ACCESS_MODES, accessModesAsString, BETA_STORAGE_CLASS_ANNOTATION, storageClassOf, VOLUME_MODES } from './common/storage.ts';
@@ -28,12 +29,7 @@ export function validatePersistentVolumeClaimSpec(pvc: KubeObject): FieldError[]
   if (modes.includes('ReadWriteOncePod') && modes.length > 1) {
     errs.push(forbidden('spec.accessModes', 'may not use ReadWriteOncePod with other access modes'));
   }
-  if (spec.selector?.matchExpressions) {
-    for (const [i, e] of spec.selector.matchExpressions.entries()) {
-      const ops = ['In', 'NotIn', 'Exists', 'DoesNotExist'];
-      if (!ops.includes(e.operator)) errs.push(notSupported(`spec.selector.matchExpressions[${i}].operator`, e.operator, ops));
-    }
-  }
+  errs.push(...validateLabelSelector(spec.selector, 'spec.selector'));
   const storage = spec.resources?.requests?.storage;
   if (storage === undefined) errs.push(required('spec.resources[storage]'));
   else if (compareQuantities(storage, '0') <= 0) errs.push(invalid('spec.resources[storage]', storage, 'must be greater than zero'));
