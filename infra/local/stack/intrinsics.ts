@@ -57,7 +57,7 @@ function getAtt(id: string, attribute: string, ctx: ResolveContext): string {
 
 function sub(template: string, vars: Record<string, unknown>, ctx: ResolveContext): string {
   return template.replace(/\$\{([^}]*)\}/g, (_m, name: string) => {
-    if (name.startsWith('!')) return `\${${name.slice(1)}}`; // \${!Literal} renders as \${Literal}
+    if (name.startsWith('!')) return `\${${name.slice(1)}}`; // "${!Literal}" renders as "${Literal}"
     if (name in vars) return String(resolveIntrinsics(vars[name], ctx));
     const dot = name.indexOf('.');
     return dot > 0 && !name.startsWith('AWS::') ? getAtt(name.slice(0, dot), name.slice(dot + 1), ctx) : ref(name, ctx);
