@@ -12,6 +12,12 @@
  * published: a watch only yields changes after its resourceVersion, so the cache can only have it because
  * a controller wrote the object back after its own write, and other controllers need the event.
  *
+ * Cache writes of different objects overlap (a window of `writeConcurrency`), enqueues keep watch order,
+ * and the resume point only passes enqueued events. After a failed write the watch restarts from the first
+ * event not enqueued; versions of other objects written ahead in the window are then older than the
+ * cache and skipped, so intermediate versions may be coalesced (never the latest one) — as after an
+ * informer's relist.
+ *
  * 410 Gone (HTTP or ERROR event) or a 504 "resourceVersion too large" → relist. A clean end of the watch
  * → re-watch from the last resourceVersion at once. Silence or another error → re-watch after a
  * jittered exponential backoff.
