@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { EventsV1Api } from '@kubernetes/client-node';
 import { startHarness, rejection, type Harness } from '../../infra/local/kube-api/testing/client.ts';
+import { createClusterControllers } from '../../infra/local/kube-api/controllers/index.ts';
 
 describe('kube-api semantics: events', () => {
   let h: Harness;
@@ -66,5 +67,31 @@ describe('kube-api semantics: events', () => {
     const cells = table.body.rows[0].cells;
     assert.deepEqual(cells.slice(1, 7), ['Normal', 'ProvisioningSucceeded', 'persistentvolumeclaim/claim-1', '', 'claimflow-provisioner', 'Successfully provisioned volume pv-1']);
     assert.deepEqual(cells.slice(8), [1, 'claim-1.1']);
+  });
+});
+
+describe('kube-api semantics: event TTL', () => {
+  it('an Event goes one TTL after its last write; a write renews it', async () => {
+    const ttl = 1500;
+    const h = await startHarness({ kinds: undefined, controllers: createClusterControllers({ eventTtlMs: ttl }) });
+    try {
+      const body = (name: string) => ({ metadata: { name }, involvedObject: { kind: 'Node', name: 'n1' }, reason: 'R', message: 'm', type: 'Normal' }) as any;
+      const gone = async (name: string) => {
+        const deadline = Date.now() + 10_000;
+        while ((await h.http(`/api/v1/namespaces/default/events/${name}`)).status !== 404) {
+          assert.ok(Date.now() < deadline, `${name} expired`);
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      };
+      await h.core.createNamespacedEvent({ namespace: 'default', body: body('old.1') });
+      await h.core.createNamespacedEvent({ namespace: 'default', body: body('renewed.1') });
+      await new Promise((r) => setTimeout(r, ttl / 2));
+      await h.core.patchNamespacedEvent({ name: 'renewed.1', namespace: 'default', body: [{ op: 'replace', path: '/message', value: 'again' }] });
+      await gone('old.1');
+      assert.equal((await h.http('/api/v1/namespaces/default/events/renewed.1')).status, 200, 'renewed by its write');
+      await gone('renewed.1');
+    } finally {
+      await h.api.stop();
+    }
   });
 });

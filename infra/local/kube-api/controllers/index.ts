@@ -4,16 +4,25 @@
  */
 import type { ClusterController } from '../types.ts';
 import { endpointsController } from './endpoints.ts';
+import { DEFAULT_EVENT_TTL_MS, eventTtlController } from './event-ttl.ts';
 import { garbageCollectorController } from './garbage-collector.ts';
 import { namespaceController } from './namespace.ts';
 import { pvcProtectionController, pvProtectionController } from './protection.ts';
 
 /** The controller names, for `disableControllers`. */
-export const CONTROLLER_NAMES = ['garbage-collector', 'pvc-protection', 'pv-protection', 'endpoints', 'namespace'] as const;
+export const CONTROLLER_NAMES = ['garbage-collector', 'pvc-protection', 'pv-protection', 'endpoints', 'namespace', 'event-ttl'] as const;
+
+export interface ClusterControllerOptions {
+  /** `--event-ttl`: Events go this long after their last write (default 1 h). */
+  eventTtlMs?: number;
+}
 
 /** Creates one instance of every cluster controller. */
-export function createClusterControllers(): ClusterController[] {
-  return [garbageCollectorController(), pvcProtectionController(), pvProtectionController(), endpointsController(), namespaceController()];
+export function createClusterControllers(options: ClusterControllerOptions = {}): ClusterController[] {
+  return [
+    garbageCollectorController(), pvcProtectionController(), pvProtectionController(), endpointsController(), namespaceController(),
+    eventTtlController(options.eventTtlMs ?? DEFAULT_EVENT_TTL_MS),
+  ];
 }
 
 export { podUsesClaim } from './protection.ts';
