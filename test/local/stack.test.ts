@@ -35,7 +35,8 @@ const VOLUME_LABEL = 'storageos.com/volume-id';
 
 describe('local stack', () => {
   let stack: Stack;
-  const recorder = new EventRecorder({ delayMs: 40 });
+  // slow enough that the next receive (other message groups) starts while a batch is still running
+  const recorder = new EventRecorder({ delayMs: 200 });
   const extra: SqsEventSource[] = [];
   const truth: { kind: string; key: string; rv: string }[] = [];
   let unsubscribe: (() => void) | undefined;
