@@ -7,20 +7,21 @@
 /** Source component of every event the binder records. */
 export const COMPONENT = 'persistentvolume-controller';
 
-export const ANN_BIND_COMPLETED = 'pv.kubernetes.io/bind-completed';
-export const ANN_BOUND_BY_CONTROLLER = 'pv.kubernetes.io/bound-by-controller';
-export const ANN_DYNAMICALLY_PROVISIONED = 'pv.kubernetes.io/provisioned-by';
-export const ANN_STORAGE_PROVISIONER = 'volume.kubernetes.io/storage-provisioner';
-export const ANN_BETA_STORAGE_PROVISIONER = 'volume.beta.kubernetes.io/storage-provisioner';
-export const ANN_SELECTED_NODE = 'volume.kubernetes.io/selected-node';
-export const ANN_MIGRATED_TO = 'pv.kubernetes.io/migrated-to';
-export const ANN_BETA_STORAGE_CLASS = 'volume.beta.kubernetes.io/storage-class';
-export const ANN_PRE_RESIZE_CAPACITY = 'volume.alpha.kubernetes.io/pre-resize-capacity';
-export const ANN_IS_DEFAULT_CLASS = 'storageclass.kubernetes.io/is-default-class';
-export const ANN_BETA_IS_DEFAULT_CLASS = 'storageclass.beta.kubernetes.io/is-default-class';
-
-export const FINALIZER_PV_CONTROLLER = 'kubernetes.io/pv-controller';
-export const FINALIZER_EXTERNAL_PROVISIONER = 'external-provisioner.volume.kubernetes.io/finalizer';
+export {
+  AnnBindCompleted as ANN_BIND_COMPLETED,
+  AnnBoundByController as ANN_BOUND_BY_CONTROLLER,
+  AnnDynamicallyProvisioned as ANN_DYNAMICALLY_PROVISIONED,
+  AnnStorageProvisioner as ANN_STORAGE_PROVISIONER,
+  AnnBetaStorageProvisioner as ANN_BETA_STORAGE_PROVISIONER,
+  AnnSelectedNode as ANN_SELECTED_NODE,
+  AnnMigratedTo as ANN_MIGRATED_TO,
+  AnnBetaStorageClass as ANN_BETA_STORAGE_CLASS,
+  AnnPreResizeCapacity as ANN_PRE_RESIZE_CAPACITY,
+  AnnIsDefaultClass as ANN_IS_DEFAULT_CLASS,
+  AnnBetaIsDefaultClass as ANN_BETA_IS_DEFAULT_CLASS,
+  FinalizerPVController as FINALIZER_PV_CONTROLLER,
+  FinalizerExternalProvisioner as FINALIZER_EXTERNAL_PROVISIONER,
+} from '../kube/annotations.ts';
 
 /** Prefix of in-tree plugin names; claimflow ships no in-tree plugin. */
 export const IN_TREE_PREFIX = 'kubernetes.io/';

@@ -4,23 +4,16 @@
  * event reasons, metric names.
  */
 
-/** GA storage-provisioner annotation the PV controller (KCM) sets on a claim; read first. */
-export const annStorageProvisioner = 'volume.kubernetes.io/storage-provisioner';
-/** Beta storage-provisioner annotation; read only when the GA key is absent. */
-export const annBetaStorageProvisioner = 'volume.beta.kubernetes.io/storage-provisioner';
-/** Beta storage-class annotation on a claim; wins over `spec.storageClassName`. */
-export const annStorageClass = 'volume.beta.kubernetes.io/storage-class';
-/** The node the scheduler picked for a WaitForFirstConsumer claim. */
-export const annSelectedNode = 'volume.kubernetes.io/selected-node';
-/** Alpha selected-node key: only a fallback for `SelectedNodeName`. */
-export const annAlphaSelectedNode = 'volume.alpha.kubernetes.io/selected-node';
-/** Set on every PV we provision: the StorageClass's provisioner. */
-export const annDynamicallyProvisioned = 'pv.kubernetes.io/provisioned-by';
-/** CSI migration: the CSI driver an in-tree PV was migrated to. */
-export const annMigratedTo = 'pv.kubernetes.io/migrated-to';
-
-/** The PV finalizer added when `AddFinalizer` is on (HonorPVReclaimPolicy). */
-export const finalizerPV = 'external-provisioner.volume.kubernetes.io/finalizer';
+export {
+  AnnStorageProvisioner as annStorageProvisioner,
+  AnnBetaStorageProvisioner as annBetaStorageProvisioner,
+  AnnBetaStorageClass as annStorageClass,
+  AnnSelectedNode as annSelectedNode,
+  AnnAlphaSelectedNode as annAlphaSelectedNode,
+  AnnDynamicallyProvisioned as annDynamicallyProvisioned,
+  AnnMigratedTo as annMigratedTo,
+  FinalizerExternalProvisioner as finalizerPV,
+} from '../kube/annotations.ts';
 
 /** Default PV name prefix: `pvc-<claim uid>`. */
 export const pvNamePrefix = 'pvc-';
