@@ -28,6 +28,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { startFauxqs, type FauxqsServer } from 'fauxqs';
 import type { Forwarder, ForwarderOptions } from '../../../lib/forwarder/forwarder.ts';
 import type { KubeApi, KubeApiOptions } from '../kube-api/index.ts';
+import type { StorageApiHandle } from '../storage-api/server.ts';
 import { PROJECT_ROOT } from '../../build/bundle.ts';
 import { kebabCase } from '../../build/functions.ts';
 import { createDocumentClient, type DocumentClient } from '../../../lib/state/client.ts';
@@ -36,6 +37,7 @@ import { FunctionWorker } from './function-worker.ts';
 import { resolveIntrinsics } from './intrinsics.ts';
 import { createResources, LOCAL_ACCOUNT_ID, type LocalQueue, type LocalResources } from './resources.ts';
 import { Scheduler, type ScheduledTarget } from './schedule.ts';
+import { seedLocalCluster } from './local-cluster.ts';
 import { compileTemplate, type CfnTemplate } from './template.ts';
 import { readWiring, type FunctionDef, type Wiring } from './wiring.ts';
 
@@ -77,6 +79,11 @@ export interface StackOptions {
   kubeApiOptions?: KubeApiOptions;
   /** Start the embedded storage control plane when its module exists (default true). */
   storageApi?: boolean;
+  /**
+   * With the emulator and the control plane both started: create the Node `local-node` (also a storage
+   * node, like every Node created later) and the default StorageClass `local` (default true).
+   */
+  seedCluster?: boolean;
   /** Run the forwarder against the cluster (default false; `npm start` turns it on). */
   withForwarder?: boolean;
   /** Options for `startForwarder` over the stack's defaults (single replica, no leader election). */
@@ -109,7 +116,8 @@ export interface Stack {
   sqs: { endpoint: string; client: SQSClient };
   sns: { endpoint: string; client: SNSClient };
   dynamodb: { endpoint: string; client: DynamoDBClient; doc: DocumentClient };
-  storageApi?: { url: string };
+  /** The embedded control plane: URL, fault injection, state (volumes, nodes) and request counts. */
+  storageApi?: Pick<StorageApiHandle, 'url' | 'faults' | 'state' | 'requests' | 'auth'>;
   fauxqs: FauxqsServer;
   template: CfnTemplate;
   wiring: Wiring;
@@ -241,9 +249,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       }
     }
 
-    let storageApi: { url: string; stop(): Promise<void> } | undefined;
+    let storageApi: StorageApiHandle | undefined;
     if (options.storageApi !== false) {
-      const mod = await importOptional<{ startStorageApi(o?: Record<string, unknown>): Promise<{ url: string; stop(): Promise<void> }> }>(
+      const mod = await importOptional<{ startStorageApi(o?: Record<string, unknown>): Promise<StorageApiHandle> }>(
         join(root, 'infra/local/storage-api/index.ts'),
       );
       if (mod) {
@@ -260,6 +268,10 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         const s = storageApi;
         onStop('storage-api', () => s.stop());
       }
+    }
+    if (kubeApi && storageApi && options.seedCluster !== false) {
+      const seeded = await seedLocalCluster({ kubeconfigPath, store: kubeApi.store, storage: storageApi.state, warn });
+      onStop('node sync', async () => seeded.stop());
     }
 
     // --- resources from the template
@@ -433,7 +445,13 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       sqs: { endpoint: sqsEndpoint, client: sqs },
       sns: { endpoint: sqsEndpoint, client: sns },
       dynamodb: { endpoint: dynamoEndpoint, client: dynamodb, doc },
-      storageApi: storageApi && { url: storageApi.url },
+      storageApi: storageApi && {
+        url: storageApi.url,
+        faults: storageApi.faults,
+        state: storageApi.state,
+        requests: storageApi.requests,
+        auth: storageApi.auth,
+      },
       fauxqs,
       template,
       wiring,
