@@ -1,0 +1,17 @@
+/** Named errors of the shared volume controller. */
+
+/** The new Service never got a ClusterIP within the create wait (upstream: "timed out waiting for the condition"). */
+export class ClusterIPTimeoutError extends Error {
+  constructor(namespace: string, name: string, waitedMs: number) {
+    super(`failed to get service resource after create: ${namespace}/${name} has no clusterIP after ${waitedMs} ms`);
+    this.name = 'ClusterIPTimeoutError';
+  }
+}
+
+/** A read of the Service or Endpoints failed with something other than NotFound. */
+export class EnsureServiceError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'EnsureServiceError';
+  }
+}
