@@ -1,0 +1,75 @@
+/**
+ * The label sync Lambda handler: SQS batches from the LabelSyncQueue go through the reconcile runtime;
+ * the scheduled event (EventBridge, `labelSyncResyncSchedule`) runs the resync. Nothing is built at import.
+ */
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { createSqsHandler, type SqsHandler, type SqsHandlerOptions } from '../runtime/handler.ts';
+import { ENV } from '../runtime/reconcile.ts';
+import { ObjectCache } from '../state/cache.ts';
+import { createDocumentClient, type DocumentClient } from '../state/client.ts';
+import { tableNames } from '../state/schema.ts';
+import { createStorageClientFromEnv } from '../storage/storageos/from-env.ts';
+import type { NodeLabels } from '../storage/types.ts';
+import { labelSyncConfigFromEnv, type LabelSyncConfig } from './config.ts';
+import { createLabelSyncController, labelSyncContext, CONTROLLER_NAME, type LabelSyncContext } from './controller.ts';
+import { runLabelResync, type LabelResyncReport } from './resync.ts';
+
+export interface LabelSyncHandlerOptions {
+  /** Default {@link labelSyncConfigFromEnv}. */
+  config?: LabelSyncConfig;
+  /** Default {@link createStorageClientFromEnv}. */
+  storage?: NodeLabels;
+  doc?: DocumentClient;
+  /** Cluster ids the resync covers: default the keys of `CLUSTERS`, else `CLUSTER_ID` (else `local`). */
+  clusters?: string[];
+  /** Passed to {@link createSqsHandler}. */
+  runtime?: SqsHandlerOptions<LabelSyncContext>;
+}
+
+/** The function's handler: an SQS batch response for a batch, a resync report for anything else. */
+export type LabelSyncHandler = (event: SQSEvent | Record<string, unknown>, context?: Context) => Promise<SQSBatchResponse | LabelResyncReport>;
+
+/** Cluster ids from the environment. */
+export function clustersFromEnv(env: NodeJS.ProcessEnv = process.env): string[] {
+  if (env[ENV.clusters]) return Object.keys(JSON.parse(env[ENV.clusters] as string) as Record<string, unknown>);
+  return [env[ENV.clusterId] || 'local'];
+}
+
+/** True for a Lambda SQS event. */
+export function isSqsEvent(event: unknown): event is SQSEvent {
+  return Array.isArray((event as { Records?: unknown } | null)?.Records);
+}
+
+/** Builds the handler for both event shapes. */
+export function createLabelSyncHandler(options: LabelSyncHandlerOptions = {}): LabelSyncHandler {
+  let config: LabelSyncConfig | undefined = options.config;
+  let storage: NodeLabels | undefined = options.storage;
+  let doc: DocumentClient | undefined = options.doc ?? options.runtime?.doc;
+  let sqs: SqsHandler | undefined;
+  const logger = options.runtime?.logger ?? new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'claimflow', persistentKeys: { controller: CONTROLLER_NAME } });
+  const getConfig = () => (config ??= labelSyncConfigFromEnv());
+  const getStorage = () => (storage ??= createStorageClientFromEnv());
+  const getDoc = () => (doc ??= createDocumentClient());
+
+  return async (event, context) => {
+    if (isSqsEvent(event)) {
+      sqs ??= createSqsHandler(createLabelSyncController(), {
+        component: CONTROLLER_NAME,
+        doc: getDoc(),
+        logger,
+        ...options.runtime,
+        context: labelSyncContext(getStorage, getConfig()),
+      });
+      return sqs(event, context);
+    }
+    if (context) logger.addContext(context);
+    return runLabelResync({
+      cache: new ObjectCache(getDoc(), (options.runtime?.tables ?? tableNames()).cache),
+      storage: getStorage(),
+      clusters: options.clusters ?? clustersFromEnv(),
+      config: getConfig(),
+      logger,
+    });
+  };
+}
