@@ -15,3 +15,11 @@ export class EnsureServiceError extends Error {
     this.name = 'EnsureServiceError';
   }
 }
+
+/** Some volumes of a request (or the list) failed; the runtime retries the request with backoff. */
+export class SharedVolumeReconcileError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SharedVolumeReconcileError';
+  }
+}
