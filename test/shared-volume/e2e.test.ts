@@ -1,0 +1,186 @@
+/**
+ * The shared volume controller end to end through the local stack: the API emulator watched by the
+ * forwarder, SNS FIFO → the shared-volume SQS FIFO queue (fauxqs) → the function run by the stack's event
+ * source mapping with the shared runtime, the per-volume cache and event records in dynalite, and the
+ * embedded storage control plane holding the volumes (shared, failed over, faulted). The scheduled poll is
+ * the function's own poller, invoked directly with a short schedule.
+ */
+process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
+
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { CoreV1Api, KubeConfig, StorageV1Api } from '@kubernetes/client-node';
+import { KubeClients } from '../../lib/kube/client.ts';
+import { createSqsHandler, type SqsHandler } from '../../lib/runtime/handler.ts';
+import { DEFAULT_CONFIG, type SharedVolumeConfig } from '../../lib/shared-volume/config.ts';
+import { createScheduledPoller, createSharedVolumeController, sharedVolumeRuntimeOptions } from '../../lib/shared-volume/controller.ts';
+import { StorageOSClient } from '../../lib/storage/storageos/client.ts';
+import { STORAGE_API_CREDENTIALS } from '../../infra/local/stack/stack.ts';
+import { eventually, startTestStack, type Stack } from '../support/stack.ts';
+
+const NS = 'default';
+const MOUNT_PUT = ['PUT', '/v2/namespaces/{namespaceID}/volumes/{id}/nfs/mount-endpoint'] as const;
+
+describe('shared volumes end to end through the local stack', () => {
+  let stack: Stack;
+  let core: CoreV1Api;
+  let storageV1: StorageV1Api;
+  let storage: StorageOSClient;
+  let handler: SqsHandler | undefined;
+  const config: SharedVolumeConfig = { ...DEFAULT_CONFIG, pollIntervalMs: 100, createPollIntervalMs: 50, createWaitMs: 2000, scheduleIntervalMs: 700, scheduleMarginMs: 0 };
+  let poll: ReturnType<typeof createScheduledPoller>;
+
+  before(async () => {
+    stack = await startTestStack({ functions: { sharedVolume: (event, context) => handler!(event, context) }, withForwarder: true });
+    storage = new StorageOSClient({ endpoint: stack.storageApi!.url, ...STORAGE_API_CREDENTIALS });
+    const kube = new KubeClients({ env: { KUBECONFIG: stack.kubeconfigPath } });
+    const queueUrl = stack.queues.SharedVolumeQueue!.url;
+    handler = createSqsHandler(createSharedVolumeController({ storage, config }), {
+      ...sharedVolumeRuntimeOptions(),
+      doc: stack.dynamodb.doc,
+      tables: stack.tables,
+      sqs: stack.sqs.client,
+      queueUrl,
+      dlqUrl: stack.queues.SharedVolumeDlq!.url,
+      kube,
+      limiter: { baseDelayMs: 5, maxDelayMs: 200 },
+    });
+    poll = createScheduledPoller({ storage, config, env: { CLUSTER_ID: 'local' }, doc: stack.dynamodb.doc, tables: stack.tables, kube });
+    const kc = new KubeConfig();
+    kc.loadFromString(stack.kubeApi!.kubeconfig());
+    core = kc.makeApiClient(CoreV1Api);
+    storageV1 = kc.makeApiClient(StorageV1Api);
+    await eventually(() => stack.forwarder!.isReady(), 20_000, 'forwarder initial sync');
+  });
+  after(async () => {
+    await stack?.stop();
+  });
+
+  const createClaim = (name: string) =>
+    core.createNamespacedPersistentVolumeClaim({
+      namespace: NS,
+      body: { metadata: { name }, spec: { accessModes: ['ReadWriteMany'], storageClassName: 'manual', resources: { requests: { storage: '1Gi' } } } },
+    });
+  const createSharedVolume = async (pv: string, claim: string) => {
+    const volume = await storage.createVolume({
+      namespace: NS,
+      name: pv,
+      sizeBytes: 1 << 30,
+      labels: { 'csi.storage.k8s.io/pv/name': pv, 'csi.storage.k8s.io/pvc/name': claim, 'csi.storage.k8s.io/pvc/namespace': NS },
+    });
+    const wire = (await stack.storageApi!.state.shareVolume(volume.id)) as { nfs?: { serviceEndpoint?: string } };
+    return { id: volume.id, endpoint: wire.nfs!.serviceEndpoint! };
+  };
+  const attach = (pv: string) =>
+    storageV1.createVolumeAttachment({
+      body: { metadata: { name: `csi-${pv}` }, spec: { attacher: 'csi.storageos.com', nodeName: 'local-node', source: { persistentVolumeName: pv } } },
+    });
+  const mountEndpoint = async (id: string) => (await storage.getVolume({ namespace: NS, id })).labels['storageos.com/nfs/mount-endpoint'];
+  const service = (name: string) => core.readNamespacedService({ name, namespace: NS }).catch(() => undefined);
+  const endpoints = (name: string) => core.readNamespacedEndpoints({ name, namespace: NS }).catch(() => undefined);
+  const events = async (name: string) =>
+    (await core.listNamespacedEvent({ namespace: NS })).items.filter((e) => e.involvedObject.kind === 'Service' && e.involvedObject.name === name);
+  const split = (endpoint: string) => {
+    const i = endpoint.lastIndexOf(':');
+    return { ip: endpoint.slice(0, i), port: Number(endpoint.slice(i + 1)) };
+  };
+
+  let first: { id: string; endpoint: string };
+  let clusterIP: string;
+
+  it('attached as shared → Service, Endpoints and the published mount endpoint', async () => {
+    const claim = await createClaim('data-1');
+    first = await createSharedVolume('pvc-sv-1', 'data-1');
+    const started = Date.now();
+    await attach('pvc-sv-1');
+    await eventually(async () => (await mountEndpoint(first.id)) !== undefined, 10_000, 'mount endpoint published');
+    const elapsed = Date.now() - started;
+    const svc = (await service('pvc-sv-1'))!;
+    clusterIP = svc.spec!.clusterIP!;
+    assert.match(clusterIP, /^\d+\.\d+\.\d+\.\d+$/);
+    assert.equal(await mountEndpoint(first.id), `${clusterIP}:2049`);
+    assert.equal(svc.spec?.type, 'ClusterIP');
+    assert.equal(svc.spec?.selector, undefined);
+    assert.deepEqual(
+      svc.spec?.ports?.map((p) => ({ name: p.name, port: p.port, protocol: p.protocol, targetPort: p.targetPort })),
+      [{ name: 'nfs', port: 2049, protocol: 'TCP', targetPort: split(first.endpoint).port }],
+    );
+    assert.equal(svc.metadata?.labels?.['storageos.com/volume-id'], first.id);
+    assert.deepEqual(
+      svc.metadata?.ownerReferences?.map((o) => ({ kind: o.kind, name: o.name, uid: o.uid })),
+      [{ kind: 'PersistentVolumeClaim', name: 'data-1', uid: claim.metadata!.uid }],
+    );
+    const ep = (await endpoints('pvc-sv-1'))!;
+    assert.equal(ep.subsets?.[0]?.addresses?.[0]?.ip, split(first.endpoint).ip);
+    assert.equal(ep.subsets?.[0]?.ports?.[0]?.port, split(first.endpoint).port);
+    const created = await events('pvc-sv-1');
+    assert.ok(created.some((e) => e.type === 'Normal' && e.reason === 'Created' && e.message === 'Created service for shared volume default/pvc-sv-1'));
+    assert.equal(created[0]?.source?.component, 'storageos-api-manager');
+    assert.equal(stack.storageApi!.requests.get(...MOUNT_PUT), 1);
+    console.log(`# attached → published in ${elapsed} ms (event path)`);
+  });
+
+  it('a steady-state poll with a fresh cache makes no Kubernetes call and publishes nothing', async () => {
+    const before = stack.kubeApi ? stack.storageApi!.requests.get(...MOUNT_PUT) : 0;
+    const summary = await poll({ action: 'poll' });
+    assert.ok(summary.iterations >= 2, `iterations ${summary.iterations}`);
+    assert.equal(summary.listFailures, 0);
+    assert.equal(stack.storageApi!.requests.get(...MOUNT_PUT), before);
+  });
+
+  it('failover → same ClusterIP, updated Endpoints and target port, Warning event, no second publish', async () => {
+    const moved = (await stack.storageApi!.state.failoverVolume(first.id)) as { nfs?: { serviceEndpoint?: string } };
+    const next = split(moved.nfs!.serviceEndpoint!);
+    assert.notDeepEqual(next, split(first.endpoint));
+    await poll({ action: 'poll' });
+    const svc = (await service('pvc-sv-1'))!;
+    assert.equal(svc.spec?.clusterIP, clusterIP);
+    assert.equal(svc.spec?.ports?.[0]?.targetPort, next.port);
+    const ep = (await endpoints('pvc-sv-1'))!;
+    assert.equal(ep.subsets?.[0]?.addresses?.[0]?.ip, next.ip);
+    assert.equal(ep.subsets?.[0]?.ports?.[0]?.port, next.port);
+    assert.ok((await events('pvc-sv-1')).some((e) => e.type === 'Warning' && e.reason === 'Updated' && e.message === 'Shared volume service target changed default/pvc-sv-1'));
+    assert.equal(await mountEndpoint(first.id), `${clusterIP}:2049`);
+    assert.equal(stack.storageApi!.requests.get(...MOUNT_PUT), 1, 'no second publish');
+  });
+
+  it('a Service deleted by hand is recreated on its deletion event (cache still fresh)', async () => {
+    const old = (await service('pvc-sv-1'))!;
+    await core.deleteNamespacedService({ name: 'pvc-sv-1', namespace: NS });
+    await eventually(async () => {
+      const svc = await service('pvc-sv-1');
+      return svc !== undefined && svc.metadata?.uid !== old.metadata?.uid && (await endpoints('pvc-sv-1')) !== undefined;
+    }, 10_000, 'Service and Endpoints recreated');
+    const svc = (await service('pvc-sv-1'))!;
+    await eventually(async () => (await mountEndpoint(first.id)) === `${svc.spec!.clusterIP}:2049`, 10_000, 'mount endpoint follows the new Service');
+  });
+
+  it('a 412 and a 401 from the control plane are survived', async () => {
+    await createClaim('data-2');
+    const second = await createSharedVolume('pvc-sv-2', 'data-2');
+    stack.storageApi!.auth.expireAll();
+    stack.storageApi!.faults.add({ method: 'PUT', path: '/v2/namespaces/*/volumes/*/nfs/mount-endpoint', stale: true, times: 1 });
+    const puts = stack.storageApi!.requests.get(...MOUNT_PUT);
+    await attach('pvc-sv-2');
+    await eventually(async () => (await mountEndpoint(second.id)) !== undefined, 10_000, 'published despite 401 and 412');
+    const svc = (await service('pvc-sv-2'))!;
+    assert.equal(await mountEndpoint(second.id), `${svc.spec!.clusterIP}:2049`);
+    assert.equal(stack.storageApi!.requests.get(...MOUNT_PUT) - puts, 2, 'one 412, one success');
+  });
+
+  it('a volume whose claim is missing gets no Service', async () => {
+    const ghost = await createSharedVolume('pvc-sv-ghost', 'no-such-claim');
+    await attach('pvc-sv-ghost');
+    await poll({ action: 'poll' });
+    assert.equal(await service('pvc-sv-ghost'), undefined);
+    assert.equal(await endpoints('pvc-sv-ghost'), undefined);
+    assert.equal(await mountEndpoint(ghost.id), undefined);
+  });
+
+  it('claim deleted → Service and Endpoints garbage-collected through the ownerReference', async () => {
+    await core.deleteNamespacedPersistentVolumeClaim({ name: 'data-2', namespace: NS });
+    await eventually(async () => (await service('pvc-sv-2')) === undefined && (await endpoints('pvc-sv-2')) === undefined, 15_000, 'Service and Endpoints gone');
+    assert.ok((await service('pvc-sv-1')) !== undefined, 'the other volume is untouched');
+  });
+});
