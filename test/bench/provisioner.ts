@@ -9,12 +9,30 @@
  * requests by verb (events included), DynamoDB requests by operation (event correlation included),
  * reconciles (messages).
  *
- * Not measured here: claim created → Bound through the forwarder, SNS/SQS and the binder (the whole
- * local stack); that end-to-end figure belongs to the pipeline benchmark.
+ * Part 2 — through the whole local stack (emulator → forwarder → SNS FIFO → SQS FIFO → binder and
+ * provisioner → emulator and the embedded control plane; cache in dynalite): `BENCH_STACK_CLAIMS` claims
+ * (default 100) of the stack's default class `local` created back to back. Reported: provision latency
+ * p50/p99 from claim creation to Bound (observed in the emulator's store), and per provisioned claim:
+ * storage API calls, Kubernetes API writes by verb and resource (the provisioner's and the binder's,
+ * events included), provisioner messages, and the provisioner's DynamoDB requests and consumed capacity
+ * units (its own client, with ReturnConsumedCapacity). Both functions run in process (as their
+ * handlers, built as functions/*.ts build them) so their messages and DynamoDB calls can be counted.
  */
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 
 import { performance } from 'node:perf_hooks';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { KubeClients } from '../../lib/kube/client.ts';
+import { createSqsHandler, type SqsHandler } from '../../lib/runtime/handler.ts';
+import { createDocumentClient } from '../../lib/state/client.ts';
+import { COMPONENT as BINDER_COMPONENT } from '../../lib/binder/constants.ts';
+import { createBinderController } from '../../lib/binder/controller.ts';
+import { runtimeOptionsFor } from '../../lib/provisioner/controller.ts';
+import { LocalProvisioner } from '../../lib/provisioner/provisioners/local.ts';
+import { StorageOSClient } from '../../lib/storage/storageos/client.ts';
+import { STORAGE_API_CREDENTIALS } from '../../infra/local/stack/stack.ts';
+import { eventually, startTestStack } from '../support/stack.ts';
 import { KubeEventRecorder, type MemoryEventRecorder } from '../../lib/kube/recorder.ts';
 import { createProvisionerController } from '../../lib/provisioner/controller.ts';
 import { provisionerOptionsFromEnv } from '../../lib/provisioner/options.ts';
@@ -23,12 +41,13 @@ import { CLUSTER, startProvisionerStack } from '../provisioner/stack.ts';
 
 const CLAIMS = Number(process.env.BENCH_CLAIMS ?? 200);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 10);
+const STACK_CLAIMS = Number(process.env.BENCH_STACK_CLAIMS ?? 100);
 
 const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 const perClaim = (counts: Record<string, number>): Record<string, number> =>
   Object.fromEntries(Object.entries(counts).map(([k, v]) => [k, Math.round((v / CLAIMS) * 100) / 100]));
 
-async function main(): Promise<void> {
+async function controllerOnly(): Promise<Record<string, unknown>> {
   const stack = await startProvisionerStack();
   try {
     await stack.createClass('storageos', STORAGEOS_DRIVER, { reclaimPolicy: 'Delete' });
@@ -105,10 +124,112 @@ async function main(): Promise<void> {
         backendVolumesLeft: left,
       },
     };
-    console.log(JSON.stringify(report, null, 2));
+    return report;
   } finally {
     await stack.stop();
   }
 }
 
-await main();
+const round = (n: number, digits = 2): number => Math.round(n * 10 ** digits) / 10 ** digits;
+
+/** Counts DynamoDB requests and consumed capacity units on a document client. */
+function meter(doc: DynamoDBDocumentClient): { requests: () => number; units: () => number } {
+  let requests = 0;
+  let units = 0;
+  doc.middlewareStack.add(
+    (next) => async (args) => {
+      const input = args.input as Record<string, unknown>;
+      if (!('TransactItems' in input)) input.ReturnConsumedCapacity = 'TOTAL';
+      requests++;
+      const out = await next(args);
+      const consumed = (out.output as { ConsumedCapacity?: { CapacityUnits?: number } | Array<{ CapacityUnits?: number }> }).ConsumedCapacity;
+      for (const c of Array.isArray(consumed) ? consumed : consumed ? [consumed] : []) units += c.CapacityUnits ?? 0;
+      return out;
+    },
+    { step: 'initialize', name: 'benchMeter' },
+  );
+  return { requests: () => requests, units: () => units };
+}
+
+async function throughStack(): Promise<Record<string, unknown>> {
+  let binder: SqsHandler | undefined;
+  let provisioner: SqsHandler | undefined;
+  let messages = 0;
+  const stack = await startTestStack({
+    withForwarder: true,
+    functions: {
+      binder: async (event, context) => binder!(event, context),
+      provisioner: async (event, context) => {
+        messages += event.Records.length;
+        return provisioner!(event, context);
+      },
+    },
+  });
+  try {
+    const region = stack.env.AWS_REGION ?? 'eu-west-1';
+    const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
+    const kube = new KubeClients({ env: { KUBECONFIG: stack.kubeconfigPath } });
+    const binderDoc = createDocumentClient({ endpoint: stack.dynamodb.endpoint, region, credentials });
+    binder = createSqsHandler(createBinderController({ sqs: stack.sqs.client, queueUrl: stack.queues.BinderQueue.url }), {
+      component: BINDER_COMPONENT, doc: binderDoc, tables: stack.tables, sqs: stack.sqs.client, queueUrl: stack.queues.BinderQueue.url,
+      dlqUrl: stack.queues.BinderDlq.url, kube, syncWaitMs: 100,
+    });
+    const provisionerDoc = createDocumentClient({ endpoint: stack.dynamodb.endpoint, region, credentials });
+    const dynamo = meter(provisionerDoc);
+    const options = provisionerOptionsFromEnv({ PROVISIONER_BACKEND: 'local' });
+    const storage = new StorageOSClient({ endpoint: stack.storageApi!.url, ...STORAGE_API_CREDENTIALS });
+    provisioner = createSqsHandler(createProvisionerController({ options, provisioner: new LocalProvisioner(storage) }), {
+      ...runtimeOptionsFor(options), component: 'provisioner', doc: provisionerDoc, tables: stack.tables, sqs: stack.sqs.client,
+      queueUrl: stack.queues.ProvisionerQueue.url, dlqUrl: stack.queues.ProvisionerDlq.url, kube, syncWaitMs: 100,
+    });
+    const kc = new KubeConfig();
+    kc.loadFromFile(stack.kubeconfigPath);
+    const core = kc.makeApiClient(CoreV1Api);
+
+    const created = new Map<string, number>();
+    const bound = new Map<string, number>();
+    const unsubscribe = stack.kubeApi!.store.subscribe((e) => {
+      const name = e.object.metadata?.name;
+      if (e.resource === '/persistentvolumeclaims' && name && (e.object as { status?: { phase?: string } }).status?.phase === 'Bound' && !bound.has(name)) {
+        bound.set(name, performance.now());
+      }
+    });
+    stack.kubeApi!.requests.reset();
+    stack.storageApi!.requests.reset();
+    messages = 0;
+    const started = performance.now();
+    for (let i = 0; i < STACK_CLAIMS; i++) {
+      const name = `stack-${i}`;
+      created.set(name, performance.now());
+      await core.createNamespacedPersistentVolumeClaim({
+        namespace: 'default',
+        body: { metadata: { name }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
+      });
+    }
+    await eventually(() => bound.size >= STACK_CLAIMS, 600_000, 'claims Bound');
+    const finished = Math.max(...bound.values());
+    await new Promise((r) => setTimeout(r, 1000)); // let the follow-up MODIFIED messages settle
+    unsubscribe();
+    const writes: Record<string, number> = {};
+    for (const [key, n] of Object.entries(stack.kubeApi!.requests.snapshot())) {
+      if (!/^(create|update|patch|delete) /.test(key) || key === 'create persistentvolumeclaims') continue;
+      writes[key] = round(n / STACK_CLAIMS);
+    }
+    const latencies = [...bound.entries()].map(([name, t]) => t - created.get(name)!).sort((a, b) => a - b);
+    return {
+      claims: STACK_CLAIMS,
+      provisionLatencyMs: { p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)) },
+      claimsBoundPerSecond: round(STACK_CLAIMS / ((finished - started) / 1000)),
+      storageCallsPerClaim: round(stack.storageApi!.requests.total() / STACK_CLAIMS),
+      apiWritesPerClaim: writes,
+      provisionerMessagesPerClaim: round(messages / STACK_CLAIMS),
+      provisionerDynamoRequestsPerClaim: round(dynamo.requests() / STACK_CLAIMS),
+      provisionerDynamoCapacityUnitsPerClaim: round(dynamo.units() / STACK_CLAIMS),
+      backendVolumes: stack.storageApi!.state.allVolumes().length,
+    };
+  } finally {
+    await stack.stop();
+  }
+}
+
+console.log(JSON.stringify({ controller: await controllerOnly(), stack: await throughStack() }, null, 2));

@@ -67,7 +67,7 @@ export async function seedLocalCluster(options: SeedLocalClusterOptions): Promis
     });
   };
   const unsubscribe = options.store.subscribe((event) => {
-    if (event.resource === 'nodes' && event.type === 'ADDED' && event.object.metadata?.name) register(event.object.metadata.name);
+    if (/^\/?nodes$/.test(event.resource) && event.type === 'ADDED' && event.object.metadata?.name) register(event.object.metadata.name);
   });
 
   try {
