@@ -81,6 +81,23 @@ describe('shared volumes end to end through the local stack', () => {
   const endpoints = (name: string) => core.readNamespacedEndpoints({ name, namespace: NS }).catch(() => undefined);
   const events = async (name: string) =>
     (await core.listNamespacedEvent({ namespace: NS })).items.filter((e) => e.involvedObject.kind === 'Service' && e.involvedObject.name === name);
+  /** Kubernetes requests other than the forwarder's list/watch. */
+  const kubeCalls = (since: Record<string, number> = {}) =>
+    Object.fromEntries(
+      Object.entries(stack.kubeApi!.requests.snapshot())
+        .filter(([key, n]) => !/^(list|watch) /.test(key) && n !== (since[key] ?? 0))
+        .map(([key, n]) => [key, n - (since[key] ?? 0)]),
+    );
+  /** Waits until event-path reconciles still in flight (the claim's and attachment's events) settle. */
+  const quiet = async () => {
+    let last = JSON.stringify(kubeCalls());
+    let stableSince = Date.now();
+    await eventually(() => {
+      const now = JSON.stringify(kubeCalls());
+      if (now !== last) [last, stableSince] = [now, Date.now()];
+      return Date.now() - stableSince >= 500;
+    }, 10_000, 'no Kubernetes requests for 500 ms');
+  };
   const split = (endpoint: string) => {
     const i = endpoint.lastIndexOf(':');
     return { ip: endpoint.slice(0, i), port: Number(endpoint.slice(i + 1)) };
@@ -122,11 +139,15 @@ describe('shared volumes end to end through the local stack', () => {
   });
 
   it('a steady-state poll with a fresh cache makes no Kubernetes call and publishes nothing', async () => {
-    const before = stack.kubeApi ? stack.storageApi!.requests.get(...MOUNT_PUT) : 0;
+    await quiet();
+    const before = stack.storageApi!.requests.get(...MOUNT_PUT);
+    const kubeBefore = stack.kubeApi!.requests.snapshot();
     const summary = await poll({ action: 'poll' });
     assert.ok(summary.iterations >= 2, `iterations ${summary.iterations}`);
     assert.equal(summary.listFailures, 0);
+    assert.equal(summary.volumes, 1);
     assert.equal(stack.storageApi!.requests.get(...MOUNT_PUT), before);
+    assert.deepEqual(kubeCalls(kubeBefore), {}, 'no Kubernetes request while the cache is fresh');
   });
 
   it('failover → same ClusterIP, updated Endpoints and target port, Warning event, no second publish', async () => {
