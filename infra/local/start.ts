@@ -2,8 +2,10 @@
  * `npm start`: the whole of claimflow on this machine (DESIGN §7) — the Kubernetes API emulator, fauxqs,
  * dynalite and the embedded storage control plane; the topic, queues, subscriptions and tables of
  * serverless.yml; the forwarder; and every function run as Lambda runs it (SQS event source mappings
- * and schedules). Writes `.local/kubeconfig` and `.local/stack.json`, prints one ready line, and stops
- * cleanly on Ctrl-C.
+ * and schedules). On the emulator the cluster starts with the Node `local-node` (a storage node of the
+ * control plane too) and the default StorageClass `local` (provisioner `claimflow.io/local`, served by
+ * the provisioner function with the `local` backend), so a claim without a class gets a fresh volume.
+ * Writes `.local/kubeconfig` and `.local/stack.json`, prints one ready line, and stops cleanly on Ctrl-C.
  *
  *   npm start                                # everything local
  *   npm start -- --kubeconfig ~/.kube/config # forwarder and functions against a real cluster
@@ -12,6 +14,7 @@
 import { parseArgs } from 'node:util';
 import { relative } from 'node:path';
 import { startStack } from './stack/stack.ts';
+import { LOCAL_NODE_NAME, LOCAL_STORAGE_CLASS } from './stack/local-cluster.ts';
 
 const { values } = parseArgs({
   options: {
@@ -48,7 +51,9 @@ const running = [...new Set([...Object.keys(stack.eventSources), ...(stack.sched
 console.log(
   `claimflow local stack ready in ${((Date.now() - started) / 1000).toFixed(1)}s: ` +
     `kube-api ${stack.kubeApi?.url ?? `(cluster of ${kubeconfig})`}, sqs/sns ${stack.sqs.endpoint}, dynamodb ${stack.dynamodb.endpoint}, ` +
-    `storage-api ${stack.storageApi?.url ?? '(none)'}; functions: ${running.join(', ') || '(none yet)'}; ` +
+    `storage-api ${stack.storageApi?.url ?? '(none)'}` +
+    (stack.kubeApi && stack.storageApi ? ` (Node ${LOCAL_NODE_NAME}, default StorageClass ${LOCAL_STORAGE_CLASS})` : '') +
+    `; functions: ${running.join(', ') || '(none yet)'}; ` +
     `forwarder: ${stack.forwarder ? 'on' : 'off'} — state in ${values['state-dir']}/stack.json`,
 );
 console.log(
