@@ -19,6 +19,7 @@
  * handlers, built as functions/*.ts build them) so their messages and DynamoDB calls can be counted.
  */
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
 
 import { performance } from 'node:perf_hooks';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
