@@ -23,6 +23,7 @@
  * | `sync#<cluster>#<Kind>` | forwarder bookmark `rv` (S) and `rvN` (N, the same value for the forward-only condition), `listComplete` (BOOL), listCompletedAt (see sync.ts) |
  * | `bucket#<cluster>` | API token bucket: tokens, updatedAt |
  * | `sv#<cluster>#<volumeId>` | shared-volume per-volume cache with expiry |
+ * | `labelsync#<cluster>#<node>` | label-sync: the node state last handled (`storageos` BOOL, `labels` JSON), for the trigger predicate |
  * | `idem#...` | Powertools idempotency records |
  */
 
