@@ -13,7 +13,7 @@ import type { NodeLabels } from '../storage/types.ts';
 import type { LabelSyncConfig } from './config.ts';
 import { ensureNodeLabels, LabelSyncError } from './ensure.ts';
 import { ObservedNodes } from './observed.ts';
-import { isStorageOSNode, shouldSync, type NodeLike } from './predicate.ts';
+import { isStorageOSNode, labelsEqual, shouldSync, type NodeLike } from './predicate.ts';
 
 /** The controller name (backoff, metrics and event source component). */
 export const CONTROLLER_NAME = 'label-sync';
@@ -86,7 +86,8 @@ export function createLabelSyncController(): Controller<LabelSyncContext> {
       if (!decision.sync) {
         ctx.metrics.addMetric(LABEL_SYNC_METRIC.filtered, MetricUnit.Count, 1);
         ctx.logger.debug('node event filtered', { reason: decision.reason });
-        await ctx.observed.put(cluster, name, current);
+        const same = previous && previous.storageos === current.storageos && labelsEqual(previous.labels, current.labels);
+        if (!same) await ctx.observed.put(cluster, name, current);
         return;
       }
       const outcome = await ensureNodeLabels(ctx.storage, name, node.metadata?.labels);
