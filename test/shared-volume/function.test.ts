@@ -1,0 +1,83 @@
+/**
+ * `functions/shared-volume.ts` as the local stack runs it: its own worker thread, the template's environment
+ * (plus short schedule settings), both event shapes — an SQS batch from the shared-volume queue and the
+ * scheduled `{"action":"poll"}` invocation.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { CoreV1Api, KubeConfig, StorageV1Api } from '@kubernetes/client-node';
+import { StorageOSClient } from '../../lib/storage/storageos/client.ts';
+import { STORAGE_API_CREDENTIALS } from '../../infra/local/stack/stack.ts';
+import { eventually, startTestStack, type Stack } from '../support/stack.ts';
+
+const NS = 'default';
+
+describe('the sharedVolume function on the local stack', () => {
+  let stack: Stack;
+  let core: CoreV1Api;
+  let storageV1: StorageV1Api;
+  let storage: StorageOSClient;
+
+  before(async () => {
+    stack = await startTestStack({
+      withForwarder: true,
+      functionEnv: {
+        POWERTOOLS_LOG_LEVEL: 'SILENT',
+        POWERTOOLS_METRICS_DISABLED: 'true',
+        SHARED_VOLUME_POLL_INTERVAL_MS: '100',
+        SHARED_VOLUME_SCHEDULE_INTERVAL_MS: '800',
+        SHARED_VOLUME_SCHEDULE_MARGIN_MS: '0',
+      },
+    });
+    storage = new StorageOSClient({ endpoint: stack.storageApi!.url, ...STORAGE_API_CREDENTIALS });
+    const kc = new KubeConfig();
+    kc.loadFromString(stack.kubeApi!.kubeconfig());
+    core = kc.makeApiClient(CoreV1Api);
+    storageV1 = kc.makeApiClient(StorageV1Api);
+    await eventually(() => stack.forwarder!.isReady(), 20_000, 'forwarder initial sync');
+  });
+  after(async () => {
+    await stack?.stop();
+  });
+
+  const sharedVolume = async (n: number, share = true) => {
+    await core.createNamespacedPersistentVolumeClaim({
+      namespace: NS,
+      body: { metadata: { name: `fn-${n}` }, spec: { accessModes: ['ReadWriteMany'], storageClassName: 'manual', resources: { requests: { storage: '1Gi' } } } },
+    });
+    const v = await storage.createVolume({
+      namespace: NS,
+      name: `pvc-fn-${n}`,
+      sizeBytes: 1 << 20,
+      labels: { 'csi.storage.k8s.io/pv/name': `pvc-fn-${n}`, 'csi.storage.k8s.io/pvc/name': `fn-${n}`, 'csi.storage.k8s.io/pvc/namespace': NS },
+    });
+    if (share) await stack.storageApi!.state.shareVolume(v.id);
+    return v.id;
+  };
+  const mountEndpoint = async (id: string) => (await storage.getVolume({ namespace: NS, id })).labels['storageos.com/nfs/mount-endpoint'];
+
+  it('an SQS batch (VolumeAttachment event) publishes the mount endpoint', async () => {
+    const id = await sharedVolume(1);
+    await storageV1.createVolumeAttachment({
+      body: { metadata: { name: 'csi-fn-1' }, spec: { attacher: 'csi.storageos.com', nodeName: 'local-node', source: { persistentVolumeName: 'pvc-fn-1' } } },
+    });
+    await eventually(async () => (await mountEndpoint(id)) !== undefined, 15_000, 'published through the queue');
+    const svc = await core.readNamespacedService({ name: 'pvc-fn-1', namespace: NS });
+    assert.equal(await mountEndpoint(id), `${svc.spec!.clusterIP}:2049`);
+  });
+
+  it('the scheduled poll finds a volume no event announced', async () => {
+    const id = await sharedVolume(2, false);
+    // Let the claim's own event pass while the volume is not shared yet; sharing it makes no Kubernetes event.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await stack.storageApi!.state.shareVolume(id);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(await mountEndpoint(id), undefined, 'nothing but the poll can publish it');
+    const summary = (await stack.invoke('sharedVolume', { action: 'poll' })) as { iterations: number; listFailures: number; volumes: number };
+    assert.ok(summary.iterations >= 2, `iterations ${summary.iterations}`);
+    assert.equal(summary.listFailures, 0);
+    assert.equal(summary.volumes, 2);
+    const svc = await core.readNamespacedService({ name: 'pvc-fn-2', namespace: NS });
+    assert.equal(await mountEndpoint(id), `${svc.spec!.clusterIP}:2049`);
+  });
+});
