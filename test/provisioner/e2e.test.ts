@@ -250,6 +250,12 @@ describe('provisioner end to end through the local stack (AddFinalizer off)', ()
       if (failed > 0) retried++;
     }
     assert.ok(retried > 0, 'some claims were retried');
+    // each failure event names what went wrong: the backend's errors once the client's own retries were
+    // exhausted, or the provision timeout
+    const failures = claims.flatMap((c) => (events.get(c.metadata!.name!) ?? []).filter((e) => e.reason === 'ProvisioningFailed'));
+    for (const e of failures) assert.match(e.message ?? '', /gave up after \d+ attempts: .*(5\d\d|transport|socket|closed)|aborted due to timeout/, 'a retry explained');
+    assert.ok(failures.some((e) => /gave up after/.test(e.message ?? '')), 'backend errors reported');
+    assert.ok(failures.some((e) => /timeout/.test(e.message ?? '')), 'timeouts reported');
   });
 });
 
