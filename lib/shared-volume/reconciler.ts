@@ -93,15 +93,18 @@ export class SharedVolumeReconciler {
     const selected = options.only ? volumes.filter(options.only) : volumes;
     const cached = options.only ? new Map<string, SharedVolume>() : await this.#cachedEntries(selected);
     const outcomes = new Map<string, VolumeOutcome>();
+    let hits = 0;
     for (const volume of selected) {
       const hit = cached.get(volume.id);
       if (hit && sharedVolumeIsEqual(hit, volume)) {
         outcomes.set(volume.id, 'cached');
-        this.#metrics.count(SV_METRIC.cacheHits);
+        hits++;
         continue;
       }
       outcomes.set(volume.id, await this.reconcileVolume(volume));
     }
+    // One data point per iteration, not per volume (a steady poll of many volumes stays one EMF value).
+    if (hits > 0) this.#metrics.count(SV_METRIC.cacheHits, hits);
     const durationMs = Date.now() - start;
     this.#metrics.duration(SV_METRIC.pollDuration, durationMs);
     return { listed: volumes.length, outcomes, durationMs };
