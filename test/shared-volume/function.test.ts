@@ -66,6 +66,33 @@ describe('the sharedVolume function on the local stack', () => {
     assert.equal(await mountEndpoint(id), `${svc.spec!.clusterIP}:2049`);
   });
 
+  it('an RWX claim provisioned by the local provisioner, attached as shared → published', async () => {
+    await core.createNamespacedPersistentVolumeClaim({
+      namespace: NS,
+      body: { metadata: { name: 'fn-provisioned' }, spec: { accessModes: ['ReadWriteMany'], storageClassName: 'local', resources: { requests: { storage: '1Gi' } } } },
+    });
+    let pvName = '';
+    await eventually(async () => {
+      const claim = await core.readNamespacedPersistentVolumeClaim({ name: 'fn-provisioned', namespace: NS });
+      pvName = claim.spec?.volumeName ?? '';
+      return claim.status?.phase === 'Bound';
+    }, 20_000, 'claim provisioned and bound');
+    const volume = await storage.getVolumeByName(NS, pvName);
+    assert.ok(volume, `volume ${pvName} on the control plane`);
+    assert.equal(volume.labels['csi.storage.k8s.io/pvc/name'], 'fn-provisioned');
+    await stack.storageApi!.state.shareVolume(volume.id);
+    const started = Date.now();
+    await storageV1.createVolumeAttachment({
+      body: { metadata: { name: 'csi-fn-provisioned' }, spec: { attacher: 'csi.storageos.com', nodeName: 'local-node', source: { persistentVolumeName: pvName } } },
+    });
+    await eventually(async () => (await mountEndpoint(volume.id)) !== undefined, 15_000, 'published');
+    console.log(`# provisioned RWX volume: attached → published in ${Date.now() - started} ms`);
+    const svc = await core.readNamespacedService({ name: pvName, namespace: NS });
+    assert.equal(await mountEndpoint(volume.id), `${svc.spec!.clusterIP}:2049`);
+    const ep = await core.readNamespacedEndpoints({ name: pvName, namespace: NS });
+    assert.equal(ep.subsets?.length, 1);
+  });
+
   it('the scheduled poll finds a volume no event announced', async () => {
     const id = await sharedVolume(2, false);
     // Let the claim's own event pass while the volume is not shared yet; sharing it makes no Kubernetes event.
@@ -76,7 +103,7 @@ describe('the sharedVolume function on the local stack', () => {
     const summary = (await stack.invoke('sharedVolume', { action: 'poll' })) as { iterations: number; listFailures: number; volumes: number };
     assert.ok(summary.iterations >= 2, `iterations ${summary.iterations}`);
     assert.equal(summary.listFailures, 0);
-    assert.equal(summary.volumes, 2);
+    assert.equal(summary.volumes, 3);
     const svc = await core.readNamespacedService({ name: 'pvc-fn-2', namespace: NS });
     assert.equal(await mountEndpoint(id), `${svc.spec!.clusterIP}:2049`);
   });
