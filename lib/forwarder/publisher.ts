@@ -7,6 +7,9 @@
  *   events.
  * - Bounded memory: {@link EventPublisher.enqueue} waits while the queue is full; the reflectors await it,
  *   so their watches pause (TCP backpressure) and nothing is dropped.
+ * - Bounded stop: {@link EventPublisher.stop} with `flush` waits for the queue to drain, but at most
+ *   `timeoutMs`, and not at all once the topic is failing (a publish failed and has not succeeded since):
+ *   what is left was never acknowledged, so no bookmark passed it and the next leader re-derives it.
  * - Progress: items may carry a progress marker (kind, resourceVersion); once every item before it has been
  *   published, `onProgress` is called with it (the forwarder saves its bookmark there), so a bookmark never
  *   runs ahead of what the topic accepted.
@@ -91,6 +94,10 @@ export class EventPublisher {
   #abort = new AbortController();
   #loop: Promise<void> | undefined;
   #busy = false;
+  /** The last publish attempt failed and none has succeeded since. */
+  #failing = false;
+  /** Set by stop(): called when a publish attempt fails, ending a shutdown flush. */
+  #onFailure: (() => void) | undefined;
 
   constructor(options: PublisherOptions) {
     this.#options = options;
@@ -106,12 +113,20 @@ export class EventPublisher {
     this.#loop ??= this.#run();
   }
 
-  /** Adds an item; waits while the queue is full. */
-  async enqueue(item: PublishItem): Promise<void> {
-    while (this.#queue.length >= this.#capacity && !this.#abort.signal.aborted) {
-      await new Promise<void>((resolve) => this.#spaceWaiters.push(resolve));
+  /** True while the topic is failing (the last publish attempt failed and none succeeded since). */
+  get failing(): boolean {
+    return this.#failing;
+  }
+
+  /**
+   * Adds an item; waits while the queue is full. Returns without adding it when the publisher stops or
+   * `signal` (the caller's own stop) aborts while it waits.
+   */
+  async enqueue(item: PublishItem, signal?: AbortSignal): Promise<void> {
+    while (this.#queue.length >= this.#capacity && !this.#abort.signal.aborted && !signal?.aborted) {
+      await this.#waitOn(this.#spaceWaiters, signal);
     }
-    if (this.#abort.signal.aborted) return;
+    if (this.#abort.signal.aborted || signal?.aborted) return;
     this.#queue.push(item);
     this.#enqueued++;
     this.#options.metrics.queueDepth.set(this.#queue.length);
@@ -120,13 +135,25 @@ export class EventPublisher {
 
   /**
    * Resolves once everything enqueued before the call has been published (items enqueued later do not
-   * hold it up, so a busy stream cannot starve it), or the publisher stopped.
+   * hold it up, so a busy stream cannot starve it), the publisher stopped, or `signal` aborted.
    */
-  async flush(): Promise<void> {
+  async flush(signal?: AbortSignal): Promise<void> {
     const target = this.#enqueued;
-    while (this.#finished < target && !this.#abort.signal.aborted) {
-      await new Promise<void>((resolve) => this.#progressWaiters.push(resolve));
+    while (this.#finished < target && !this.#abort.signal.aborted && !signal?.aborted) {
+      await this.#waitOn(this.#progressWaiters, signal);
     }
+  }
+
+  /** Waits until `waiters` is released or `signal` aborts. */
+  async #waitOn(waiters: Array<() => void>, signal: AbortSignal | undefined): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      waiters.push(done);
+      signal?.addEventListener('abort', done, { once: true });
+    });
   }
 
   /** Drops everything not yet published (a replica that lost its lease must not publish). */
@@ -139,15 +166,18 @@ export class EventPublisher {
     this.#release(this.#spaceWaiters);
   }
 
-  /** Stops the loop; with `flush`, first publishes what is queued, waiting at most `timeoutMs`. */
+  /**
+   * Stops the loop; with `flush`, first publishes what is queued, waiting at most `timeoutMs` and giving
+   * up at once when the topic is failing (now, or at any attempt while it waits).
+   */
   async stop(options: { flush?: boolean; timeoutMs?: number } = {}): Promise<void> {
-    if (options.flush) {
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        this.flush(),
-        new Promise<void>((resolve) => (timer = setTimeout(resolve, options.timeoutMs ?? 25_000))),
-      ]);
+    if (options.flush && !this.#failing) {
+      const giveUp = new AbortController();
+      this.#onFailure = () => giveUp.abort();
+      const timer = setTimeout(() => giveUp.abort(), options.timeoutMs ?? 25_000);
+      await this.flush(giveUp.signal);
       clearTimeout(timer);
+      this.#onFailure = undefined;
     }
     this.#abort.abort();
     this.#wake?.();
@@ -229,6 +259,7 @@ export class EventPublisher {
           if (item.seenAt !== undefined) this.#options.metrics.publishLag.observe((now - item.seenAt) / 1000);
         }
         failed = pending.filter((_, index) => failedIds.has(String(index)));
+        this.#failing = failed.length > 0;
         if (failed.length > 0) {
           this.#options.metrics.publishErrors.inc(failed.length);
           this.#options.onError?.(new Error(`PublishBatch: ${failed.length} entries failed: ${(out.Failed ?? []).map((f) => f.Code).join(', ')}`));
@@ -238,7 +269,9 @@ export class EventPublisher {
         this.#options.metrics.publishErrors.inc();
         this.#options.onError?.(err);
         failed = pending;
+        this.#failing = true;
       }
+      if (this.#failing) this.#onFailure?.();
       pending = failed;
       if (pending.length > 0) {
         await sleep(delay / 2 + Math.random() * (delay / 2), signal);

@@ -99,6 +99,10 @@ export class Reflector {
     this.#loop ??= this.#run();
   }
 
+  /**
+   * Stops promptly in every state: the list or watch request is aborted, waits for publisher space or a
+   * flush end, and backoff sleeps end at once; only cache writes already in flight are awaited.
+   */
   async stop(): Promise<void> {
     this.#abort.abort();
     await this.#loop;
@@ -115,7 +119,7 @@ export class Reflector {
         if (!rv) {
           // Publish what is queued first, so the bookmark read below is as fresh as it can be and the
           // relist republishes as little as possible.
-          await this.#o.publisher.flush();
+          await this.#o.publisher.flush(signal);
           const state = await this.#o.sync.getSync(cluster, resource.kind);
           const bookmark = state?.rv ? parseResourceVersion(state.rv) : 0;
           if (state?.listComplete && state.rv && !this.#synced) {
@@ -144,7 +148,7 @@ export class Reflector {
             silenceMs: this.#o.silenceMs ?? 300_000,
             signal,
           })) {
-            if (failure) break;
+            if (failure || signal.aborted) break;
             backoff = initialBackoff;
             const eventRv = String(event.object?.metadata?.resourceVersion ?? '');
             metrics.eventsSeen.inc({ kind: resource.kind, type: event.type });
@@ -169,10 +173,11 @@ export class Reflector {
             inFlight++;
             tail = tail
               .then(async () => {
-                if (failure) return;
+                if (failure || signal.aborted) return;
                 const item = await prepared;
-                if (item) await this.#o.publisher.enqueue(item);
-                if (eventRv) rv = this.#lastRv = eventRv;
+                if (item) await this.#o.publisher.enqueue(item, signal);
+                // A stop may have ended the enqueue without queueing: the resume point stays behind it.
+                if (eventRv && !signal.aborted) rv = this.#lastRv = eventRv;
               })
               .catch((err) => {
                 failure ??= { err };
@@ -225,7 +230,7 @@ export class Reflector {
     const listed = new Set(list.items.map((object) => cacheKey(object)));
     for (const stone of unpublishedDeletions) {
       if (listed.has(cacheKey(stone.object))) continue;
-      await publisher.enqueue({ event: this.#event('DELETED', stone.object, String(stone.rv)), seenAt: Date.now() });
+      await publisher.enqueue({ event: this.#event('DELETED', stone.object, String(stone.rv)), seenAt: Date.now() }, signal);
     }
     for (const object of list.items) {
       if (signal.aborted) return list.resourceVersion;
@@ -239,15 +244,17 @@ export class Reflector {
       if (before?.rv === rv && rv <= bookmark) continue;
       const result = before?.rv === rv ? 'unchanged' : await this.#write(() => cache.put(cluster, resource.kind, object), object);
       if (result === 'stale') continue;
-      await publisher.enqueue({ event: this.#event('SYNC', object, object.metadata.resourceVersion), seenAt: Date.now() });
+      await publisher.enqueue({ event: this.#event('SYNC', object, object.metadata.resourceVersion), seenAt: Date.now() }, signal);
     }
     for (const [, gone] of cached) {
       if (signal.aborted) return list.resourceVersion;
       metrics.eventsSeen.inc({ kind: resource.kind, type: 'DELETED' });
       if ((await cache.remove(cluster, resource.kind, gone.object, list.resourceVersion)) !== 'written') continue;
-      await publisher.enqueue({ event: this.#event('DELETED', gone.object, list.resourceVersion), seenAt: Date.now() });
+      await publisher.enqueue({ event: this.#event('DELETED', gone.object, list.resourceVersion), seenAt: Date.now() }, signal);
     }
-    await publisher.enqueue({ progress: { kind: resource.kind, rv: list.resourceVersion, listComplete: true } });
+    if (signal.aborted) return list.resourceVersion;
+    await publisher.enqueue({ progress: { kind: resource.kind, rv: list.resourceVersion, listComplete: true } }, signal);
+    if (signal.aborted) return list.resourceVersion;
     this.#synced = true;
     this.#lastRv = list.resourceVersion;
     return list.resourceVersion;
