@@ -289,3 +289,111 @@ describe('npm run package', () => {
     }
   });
 });
+
+describe('serverless.yml → CloudFormation: secrets and EKS access', () => {
+  const SECRET = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:storageos-api-AbCdEf';
+  const EKS = ['arn:aws:eks:eu-west-1:123456789012:cluster/prod', 'arn:aws:eks:us-east-1:123456789012:cluster/dr'];
+  const PSEUDO: Record<string, string> = { 'AWS::Partition': 'aws', 'AWS::Region': 'eu-west-1', 'AWS::AccountId': '123456789012' };
+  let custom: CfnTemplate;
+
+  before(async () => {
+    custom = await compileTemplate({ stage: 'dev', region: 'eu-west-1', params: { storageApiSecretArn: SECRET, eksClusterArns: EKS.join(',') } });
+  });
+
+  /** Evaluate the Fn::Not/Fn::Equals conditions this template uses. */
+  const condition = (t: CfnTemplate, name: string): boolean => {
+    const evaluate = (c: any): boolean => {
+      if ('Fn::Not' in c) return !evaluate(c['Fn::Not'][0]);
+      if ('Fn::Equals' in c) return c['Fn::Equals'][0] === c['Fn::Equals'][1];
+      throw new Error(`unexpected condition ${JSON.stringify(c)}`);
+    };
+    return evaluate((t as any).Conditions[name]);
+  };
+  /** A resource entry as a concrete string or list (Fn::Sub with pseudo parameters, Fn::Split); undefined for Ref/GetAtt. */
+  const resolve = (r: any): string[] | undefined => {
+    if (typeof r === 'string') return [r];
+    if (r && typeof r === 'object' && 'Fn::Sub' in r && typeof r['Fn::Sub'] === 'string') {
+      return [r['Fn::Sub'].replace(/\$\{([\w:]+)\}/g, (m: string, name: string) => PSEUDO[name] ?? m)];
+    }
+    if (r && typeof r === 'object' && 'Fn::Split' in r) return String(r['Fn::Split'][1]).split(r['Fn::Split'][0]);
+    return undefined;
+  };
+  /** IAM wildcard match (`*`, `?`). */
+  const matches = (pattern: string, arn: string) =>
+    new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`).test(arn);
+  /** Every statement each role gets, inline or from an AWS::IAM::Policy attached to it (active conditions only). */
+  const grants = (t: CfnTemplate): Map<string, any[]> => {
+    const byRole = new Map<string, any[]>();
+    for (const [id, r] of Object.entries(t.Resources)) {
+      if (r.Type === 'AWS::IAM::Role') byRole.set(id, [...(byRole.get(id) ?? []), ...r.Properties!.Policies.flatMap((p: any) => p.PolicyDocument.Statement)]);
+    }
+    for (const [, r] of Object.entries(t.Resources)) {
+      if (r.Type !== 'AWS::IAM::Policy' || (r.Condition !== undefined && !condition(t, r.Condition))) continue;
+      for (const role of r.Properties!.Roles.map(referencedId)) byRole.set(role, [...(byRole.get(role) ?? []), ...r.Properties!.PolicyDocument.Statement]);
+    }
+    return byRole;
+  };
+  /** Roles allowed `action` on `arn`. */
+  const allowed = (t: CfnTemplate, action: string, arn: string): string[] =>
+    [...grants(t)]
+      .filter(([, statements]) =>
+        statements.some((st) => {
+          if (st.Effect !== 'Allow' || ![st.Action].flat().some((a: string) => matches(a, action))) return false;
+          return [st.Resource].flat().some((r) => (resolve(r) ?? []).some((p) => matches(p, arn)));
+        }),
+      )
+      .map(([role]) => role)
+      .sort();
+  const roleOf = (t: CfnTemplate, fn: string) => referencedId(t.Resources[fn].Properties!.Role);
+  const STORAGE_FUNCTIONS = ['ProvisionerLambdaFunction', 'SharedVolumeLambdaFunction', 'LabelSyncLambdaFunction'];
+  const KUBE_FUNCTIONS = ['BinderLambdaFunction', ...STORAGE_FUNCTIONS];
+
+  it('puts no password in any function environment and passes the secret ARN only to the storage functions', () => {
+    for (const t of [template, custom]) {
+      const fns = Object.entries(t.Resources).filter(([, r]) => r.Type === 'AWS::Lambda::Function');
+      assert.ok(fns.length >= 5);
+      for (const [id, f] of fns) {
+        const vars: Record<string, unknown> = f.Properties!.Environment.Variables;
+        for (const [name, value] of Object.entries(vars)) {
+          assert.doesNotMatch(name, /PASSWORD|PASSWD|TOKEN/i, `${id} sets ${name}`);
+          assert.ok(typeof value !== 'string' || !/password/i.test(value), `${id} ${name} carries no password`);
+        }
+        assert.equal(vars.STORAGE_API_USERNAME, undefined, `${id}: the username comes with the secret`);
+        const secretArn = vars.STORAGE_API_SECRET_ARN;
+        if (STORAGE_FUNCTIONS.includes(id)) assert.equal(secretArn, t === custom ? SECRET : '', `${id} gets the secret ARN`);
+        else assert.equal(secretArn, undefined, `${id} does not talk to storage`);
+      }
+    }
+  });
+
+  it('lets only the provisioner, sharedVolume and labelSync roles read the storage API secret, and nothing else read it', () => {
+    assert.equal(condition(template, 'HasStorageApiSecret'), false, 'no secret configured: no grant');
+    assert.equal(condition(custom, 'HasStorageApiSecret'), true);
+    assert.deepEqual(allowed(template, 'secretsmanager:GetSecretValue', SECRET), []);
+    const readers = allowed(custom, 'secretsmanager:GetSecretValue', SECRET);
+    assert.deepEqual(readers, STORAGE_FUNCTIONS.map((fn) => roleOf(custom, fn)).sort());
+    const policy = custom.Resources.StorageApiSecretPolicy;
+    assert.equal(policy.Condition, 'HasStorageApiSecret');
+    assert.deepEqual(policy.Properties!.PolicyDocument.Statement.map((st: any) => [st.Action, st.Resource]), [[['secretsmanager:GetSecretValue'], SECRET]]);
+    // the matcher is not vacuous: a kubeconfig secret of this stage is readable by every controller role
+    const kubeconfig = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:claimflow/dev/prod-AbCdEf';
+    assert.deepEqual(allowed(custom, 'secretsmanager:GetSecretValue', kubeconfig), KUBE_FUNCTIONS.map((fn) => roleOf(custom, fn)).sort());
+  });
+
+  it('allows eks:DescribeCluster only on the clusters of eksClusterArns, to the functions that reach a cluster', () => {
+    assert.equal(condition(template, 'HasEksClusterArns'), false, 'no clusters configured: no grant');
+    assert.equal(condition(custom, 'HasEksClusterArns'), true);
+    const anyCluster = 'arn:aws:eks:eu-west-1:123456789012:cluster/other';
+    assert.deepEqual(allowed(template, 'eks:DescribeCluster', EKS[0]), []);
+    assert.deepEqual(allowed(custom, 'eks:DescribeCluster', anyCluster), [], 'a cluster not listed is not describable');
+    for (const arn of EKS) assert.deepEqual(allowed(custom, 'eks:DescribeCluster', arn), KUBE_FUNCTIONS.map((fn) => roleOf(custom, fn)).sort(), arn);
+    for (const [role, statements] of grants(custom)) {
+      for (const st of statements) {
+        if (![st.Action].flat().some((a: string) => a.startsWith('eks:'))) continue;
+        const resources = [st.Resource].flat().flatMap((r) => resolve(r) ?? []);
+        assert.deepEqual(resources, EKS, `${role}: eks actions only on the listed clusters`);
+        for (const r of resources) assert.ok(!r.includes('*'), `${role}: no wildcard cluster`);
+      }
+    }
+  });
+});
