@@ -3,6 +3,10 @@
  * outcomes into a partial batch response, backoff records, requeues, events and metrics.
  *
  * Per record, in order:
+ * 0. **Time check:** with less than `timeMarginMs` of Lambda time left the record is not started but
+ *    deferred for a second (no failure counted), so a function timeout never adds a receive to it. API
+ *    budget waits inside the reconcile end at the same margin; a {@link BudgetTimeoutError} is a short
+ *    wait, not a failure.
  * 1. **Validate** the body against {@link ClusterEventSchema}. A malformed message is a poison message: it
  *    is sent to the DLQ (`DLQ_URL`) at once with the reason, counted in `PoisonMessages`, logged, and then
  *    reported as processed so it does not bounce `maxReceiveCount` times.
@@ -38,7 +42,7 @@ import { ChangeMessageVisibilityBatchCommand, ChangeMessageVisibilityCommand, Se
 import { KubeClients } from '../kube/client.ts';
 import { retryAfterMs } from '../kube/errors.ts';
 import { KubeEventRecorder, type EventRecorder, type InvolvedObject } from '../kube/recorder.ts';
-import { budgetFromEnv, ApiBudget } from '../state/bucket.ts';
+import { budgetFromEnv, ApiBudget, BudgetTimeoutError, withBudgetDeadline } from '../state/bucket.ts';
 import { BackoffStore, rateLimiterConfigFromEnv, type BackoffId, type BackoffRecord, type RateLimiterConfig } from '../state/backoff.ts';
 import { createDocumentClient, type DocumentClient } from '../state/client.ts';
 import { LeaseStore } from '../state/lease.ts';
@@ -80,6 +84,12 @@ export interface SqsHandlerOptions<Ctx> {
   maxReceiveCount?: number;
   /** Longer waits are parked rather than held in visibility (default 15 min). */
   maxVisibilityDelayMs?: number;
+  /**
+   * A record is not started with less than this much Lambda time left (default `TIME_MARGIN_MS`, else 5 s):
+   * it is deferred (short visibility, no failure counted) so a timeout cannot add a receive to it. Budget
+   * waits inside a reconcile also stop this long before the timeout.
+   */
+  timeMarginMs?: number;
   /** How long a record waits for the forwarder's initial LIST (default 2 s). */
   syncWaitMs?: number;
   /** Kinds whose sync markers must be complete (default `controller.kinds`). */
@@ -116,6 +126,8 @@ interface Invocation {
 }
 
 const SYNC_CACHE_MS = 30_000;
+/** How soon a record deferred for lack of Lambda time or API budget is retried. */
+const SOON_MS = 1000;
 const GATE_SLACK_MS = 1000;
 
 const positiveInt = (value: string | undefined, fallback: number): number => {
@@ -137,6 +149,14 @@ export function unwrapSnsEnvelope(body: unknown): unknown {
     }
   }
   return body;
+}
+
+/** Whether `error` (or one of its causes) is a {@link BudgetTimeoutError}: a wait, not a failure. */
+function isBudgetTimeout(error: unknown): boolean {
+  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (e instanceof BudgetTimeoutError) return true;
+  }
+  return false;
 }
 
 /** `arn:aws:sqs:<region>:<account>:<name>` → the queue URL. */
@@ -183,6 +203,7 @@ export function createSqsHandler<Ctx = RuntimeContext>(controller: Controller<Ct
   const maxReceiveCount = options.maxReceiveCount ?? positiveInt(env[ENV.maxReceiveCount], 5);
   const maxVisibilityDelayMs = options.maxVisibilityDelayMs ?? 900_000;
   const syncWaitMs = options.syncWaitMs ?? 2000;
+  const timeMarginMs = options.timeMarginMs ?? positiveInt(env.TIME_MARGIN_MS, 5000);
   const requiresSynced = options.requiresSynced ?? controller.kinds;
   const component = options.component ?? controller.name;
   const syncedUntil = new Map<string, number>();
@@ -287,24 +308,38 @@ export function createSqsHandler<Ctx = RuntimeContext>(controller: Controller<Ct
       logger.info('key parked until due', { why, delayMs, dueAt: new Date(plan.dueAt).toISOString() });
       return;
     }
+    return defer(inv, record, plan.visibilityTimeoutS, why);
+  };
+
+  /** Hides the record for `visibilityTimeoutS` and reports it failed (throws). */
+  const defer = async (inv: Invocation, record: SQSRecord, visibilityTimeoutS: number, why: string): Promise<never> => {
     const queueUrl = queueUrlFor(record);
     if (queueUrl) {
       try {
-        await s.sqs.send(
-          new ChangeMessageVisibilityCommand({ QueueUrl: queueUrl, ReceiptHandle: record.receiptHandle, VisibilityTimeout: plan.visibilityTimeoutS }),
+        await init().sqs.send(
+          new ChangeMessageVisibilityCommand({ QueueUrl: queueUrl, ReceiptHandle: record.receiptHandle, VisibilityTimeout: visibilityTimeoutS }),
         );
       } catch (error) {
         logger.warn('could not change message visibility; it returns after the queue visibility timeout', { error: String(error) });
       }
     }
     const group = record.attributes.MessageGroupId;
-    if (group !== undefined) inv.deferredGroups.set(group, plan.visibilityTimeoutS);
-    logger.info('record waits', { why, delayMs, visibilityTimeoutS: plan.visibilityTimeoutS });
+    if (group !== undefined) inv.deferredGroups.set(group, visibilityTimeoutS);
+    logger.info('record waits', { why, visibilityTimeoutS });
     throw new RecordDeferredError(why);
   };
 
+  /** Epoch ms (on `now`) by which this invocation must stop waiting; undefined outside Lambda. */
+  const deadlineOf = (lambdaContext: Context | undefined): number | undefined =>
+    lambdaContext ? now() + lambdaContext.getRemainingTimeInMillis() - timeMarginMs : undefined;
+
   const handleRecord = async (record: SQSRecord, lambdaContext: Context | undefined, inv: Invocation): Promise<void> => {
     inv.processed.add(record.messageId);
+    const deadline = deadlineOf(lambdaContext);
+    if (deadline !== undefined && deadline <= now()) {
+      metrics.addMetric(METRIC.deferredForTime, MetricUnit.Count, 1);
+      return defer(inv, record, Math.ceil(SOON_MS / 1000), 'too little Lambda time left to start a reconcile');
+    }
     let body: unknown;
     try {
       body = JSON.parse(record.body);
@@ -352,7 +387,7 @@ export function createSqsHandler<Ctx = RuntimeContext>(controller: Controller<Ct
       const started = now();
       let result;
       try {
-        result = await controller.reconcile(request, ctx);
+        result = deadline === undefined ? await controller.reconcile(request, ctx) : await withBudgetDeadline(deadline, () => controller.reconcile(request, ctx));
       } catch (error) {
         metrics.addMetric(METRIC.reconcileLatency, MetricUnit.Milliseconds, now() - started);
         return await onError(inv, record, event, request, id, error, backoff ?? null);
@@ -381,6 +416,11 @@ export function createSqsHandler<Ctx = RuntimeContext>(controller: Controller<Ct
   ): Promise<void> => {
     const s = init();
     const message = error instanceof Error ? error.message : String(error);
+    if (isBudgetTimeout(error)) {
+      metrics.addMetric(METRIC.budgetWait, MetricUnit.Count, 1);
+      await wait(inv, record, event, id, SOON_MS, `waiting for API budget: ${message}`);
+      return;
+    }
     if (error instanceof TerminalError) {
       metrics.addMetric(METRIC.terminalErrors, MetricUnit.Count, 1);
       logger.error('reconcile failed terminally; not retrying', { error: message });

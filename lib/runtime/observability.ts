@@ -20,6 +20,12 @@ export const METRIC = {
   terminalErrors: 'TerminalErrors',
   cacheNotSynced: 'CacheNotSynced',
   parked: 'Parked',
+  /** A record not started because too little Lambda time was left. */
+  deferredForTime: 'DeferredForTime',
+  /** A reconcile that ran out of API budget time and was requeued soon (not a failure). */
+  budgetWait: 'BudgetWait',
+  /** A message for a cluster with no configuration, dropped. */
+  unknownCluster: 'UnknownCluster',
 } as const;
 
 /** A Logger for `controller`. */

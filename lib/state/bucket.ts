@@ -8,6 +8,7 @@
  * container that goes idle cannot hoard budget. A 429 pauses the whole cluster's bucket until the
  * server's Retry-After has passed.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { DocumentClient } from './client.ts';
 import { bucketPk } from './schema.ts';
@@ -22,6 +23,17 @@ export function budgetFromEnv(env: NodeJS.ProcessEnv = process.env): { qps: numb
     return value !== undefined && value !== '' && Number.isFinite(parsed) && parsed > 0 ? parsed : fallback;
   };
   return { qps: positive(env.KUBE_API_QPS, KCM_CLIENT_DEFAULTS.qps), burst: positive(env.KUBE_API_BURST, KCM_CLIENT_DEFAULTS.burst) };
+}
+
+const deadlines = new AsyncLocalStorage<number>();
+
+/**
+ * Runs `fn` with a budget deadline (epoch ms, on the budget's clock): any {@link ApiBudget.take} inside it
+ * gives up with a {@link BudgetTimeoutError} rather than wait past the deadline (e.g. the Lambda's remaining
+ * time minus a safety margin), whatever its own `maxWaitMs`.
+ */
+export function withBudgetDeadline<T>(deadline: number, fn: () => T): T {
+  return deadlines.run(deadline, fn);
 }
 
 /** The stored bucket. */
@@ -138,8 +150,10 @@ export class ApiBudget {
   }
 
   async #waitOrFail(started: number, ms: number): Promise<void> {
-    const waited = this.#now() - started;
-    if (waited + ms > this.#maxWaitMs) throw new BudgetTimeoutError(this.cluster, waited + ms);
+    const now = this.#now();
+    const waited = now - started;
+    const deadline = deadlines.getStore();
+    if (waited + ms > this.#maxWaitMs || (deadline !== undefined && now + ms > deadline)) throw new BudgetTimeoutError(this.cluster, waited + ms);
     await this.#sleep(ms);
   }
 

@@ -5,6 +5,8 @@ import { createSqsHandler } from '../../lib/runtime/handler.ts';
 import { TerminalError, type Controller, type ReconcileRequest, type ReconcileResult } from '../../lib/runtime/reconcile.ts';
 import { MemoryEventRecorder } from '../../lib/kube/recorder.ts';
 import { BackoffStore, type BackoffRecord } from '../../lib/state/backoff.ts';
+import { ApiBudget } from '../../lib/state/bucket.ts';
+import type { Context } from 'aws-lambda';
 import { CapturedMetrics, clusterEvent, handBuiltRecord, silentLogger, startRuntimeFixture, type RuntimeFixture } from './harness.ts';
 
 const KINDS = ['PersistentVolumeClaim', 'PersistentVolume'] as const;
@@ -280,5 +282,44 @@ describe('createSqsHandler against dynalite and fauxqs', () => {
     assert.deepEqual((await handler({ Records: [fresh] })).batchItemFailures, []);
     assert.deepEqual(seen, ['ns/gated@11']);
     assert.equal(await backoff.get(id), undefined);
+  });
+
+  /** A Lambda context whose remaining time is `remaining()`. */
+  const lambdaContext = (remaining: () => number): Context =>
+    ({ functionName: 'f', awsRequestId: 'r', getRemainingTimeInMillis: remaining }) as unknown as Context;
+
+  test('too little Lambda time left: the record is deferred briefly, not started, and no failure is counted', async () => {
+    const { controller, seen } = testController('timeleft', async () => undefined);
+    const { handler, metrics } = handlerFor(controller, { timeMarginMs: 5000 });
+    await fx.send([clusterEvent({ kind: 'PersistentVolume', key: 'pv-late' })]);
+    const batch = await fx.receive(1, 1);
+    const before = Date.now();
+    const response = await handler(batch, lambdaContext(() => 3000));
+    assert.deepEqual(response.batchItemFailures.map((f) => f.itemIdentifier), [batch.Records[0].messageId]);
+    assert.deepEqual(seen, []);
+    assert.equal(metrics.total('DeferredForTime'), 1);
+    const inflight = fx.sqsServer.inspectQueue(fx.queue.url.split('/').pop()!)?.messages.inflight ?? [];
+    const deadline = inflight.find((m) => m.receiptHandle === batch.Records[0].receiptHandle)?.visibilityDeadline ?? 0;
+    assert.ok(deadline > 0 && deadline - before <= 15_000, `visible again soon, not after the queue's 30 s (${deadline - before} ms)`);
+    assert.equal(await backoff.get({ controller: 'timeleft', cluster: 'c1', kind: 'PersistentVolume', key: 'pv-late' }), undefined);
+    const again = handBuiltRecord('late2', JSON.stringify(clusterEvent({ kind: 'PersistentVolume', key: 'pv-late2' })), 'g-late2');
+    assert.deepEqual((await handler({ Records: [again] }, lambdaContext(() => 25_000))).batchItemFailures, [], 'with time left it runs');
+    assert.deepEqual(seen, ['pv-late2@10']);
+  });
+
+  test('an API budget wait that would outlast the Lambda is a short requeue, not a failure', async () => {
+    const budget = new ApiBudget({ doc: fx.db.doc, table: fx.db.tables.control, cluster: 'c1', qps: 0.01, burst: 1, maxWaitMs: 600_000 });
+    await budget.take(); // the bucket is empty now; the next token is 100 s away
+    const { controller, seen } = testController('budgeted', async () => {
+      await budget.take();
+    });
+    const { handler, metrics } = handlerFor(controller, { timeMarginMs: 5000 });
+    const record = handBuiltRecord('b1', JSON.stringify(clusterEvent({ kind: 'PersistentVolume', key: 'pv-budget' })), 'g-budget');
+    const response = await handler({ Records: [record] }, lambdaContext(() => 30_000));
+    assert.deepEqual(response.batchItemFailures.map((f) => f.itemIdentifier), ['b1']);
+    assert.equal(seen.length, 1);
+    assert.equal(metrics.total('BudgetWait'), 1);
+    assert.equal(metrics.total('ReconcileError'), 0);
+    assert.equal(await backoff.get({ controller: 'budgeted', cluster: 'c1', kind: 'PersistentVolume', key: 'pv-budget' }), undefined);
   });
 });

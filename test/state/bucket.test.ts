@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ApiBudget, budgetFromEnv, BudgetTimeoutError, KCM_CLIENT_DEFAULTS } from '../../lib/state/bucket.ts';
+import { ApiBudget, budgetFromEnv, BudgetTimeoutError, KCM_CLIENT_DEFAULTS, withBudgetDeadline } from '../../lib/state/bucket.ts';
 import { startDynalite, type Dynalite } from '../support/dynalite.ts';
 
 /** A simulated clock: sleeping moves time to the sleeper's wake-up instant (parallel sleepers overlap). */
@@ -76,5 +76,16 @@ describe('ApiBudget (shared token bucket in DynamoDB)', () => {
     const budget = new ApiBudget({ doc: db.doc, table: db.tables.control, cluster: 'slow', qps: 0.1, burst: 1, maxWaitMs: 2000, ...clock });
     await budget.take();
     await assert.rejects(budget.take(), BudgetTimeoutError);
+  });
+
+  test('a budget deadline (the Lambda time left) caps the wait below maxWaitMs', async () => {
+    const clock = simulatedClock();
+    const budget = new ApiBudget({ doc: db.doc, table: db.tables.control, cluster: 'deadline', qps: 1, burst: 1, maxWaitMs: 60_000, ...clock });
+    await budget.take();
+    const start = clock.now();
+    await assert.rejects(withBudgetDeadline(start + 500, () => budget.take()), BudgetTimeoutError);
+    assert.ok(clock.now() - start < 500, 'gave up without sleeping past the deadline');
+    await withBudgetDeadline(clock.now() + 5000, () => budget.take());
+    assert.ok(clock.now() - start >= 1000, 'a deadline the refill fits in still waits for the token');
   });
 });
