@@ -52,7 +52,7 @@ import { ClusterEventSchema, splitKey, type ClusterEvent, type WatchedKind } fro
 import { createLogger, createMetrics, METRIC } from './observability.ts';
 import { ENV, TerminalError, type Controller, type ReconcileRequest } from './reconcile.ts';
 import { createSqsClient } from './sqs.ts';
-import { planWait } from './wait.ts';
+import { DEFAULT_MAX_VISIBILITY_DELAY_MS, planWait } from './wait.ts';
 
 /** What every reconcile gets from the runtime (controllers may wrap it with {@link SqsHandlerOptions.context}). */
 export interface RuntimeContext {
@@ -82,7 +82,11 @@ export interface SqsHandlerOptions<Ctx> {
   maxFailures?: number;
   /** The queue's redrive maxReceiveCount (default `MAX_RECEIVE_COUNT`, else 5). */
   maxReceiveCount?: number;
-  /** Longer waits are parked rather than held in visibility (default 15 min). */
+  /**
+   * Longer waits are parked rather than held in visibility (default 30 s): a message kept invisible holds
+   * its object's whole FIFO group, so a fresh event (a deletion) would wait behind it. A parked key's
+   * message is deleted and the resync function re-enqueues the key when due.
+   */
   maxVisibilityDelayMs?: number;
   /**
    * A record is not started with less than this much Lambda time left (default `TIME_MARGIN_MS`, else 5 s):
@@ -201,7 +205,7 @@ export function createSqsHandler<Ctx = RuntimeContext>(controller: Controller<Ct
   const metrics = options.metrics ?? createMetrics(controller.name);
   const maxFailures = options.maxFailures ?? positiveInt(env[ENV.maxFailures], 0);
   const maxReceiveCount = options.maxReceiveCount ?? positiveInt(env[ENV.maxReceiveCount], 5);
-  const maxVisibilityDelayMs = options.maxVisibilityDelayMs ?? 900_000;
+  const maxVisibilityDelayMs = options.maxVisibilityDelayMs ?? DEFAULT_MAX_VISIBILITY_DELAY_MS;
   const syncWaitMs = options.syncWaitMs ?? 2000;
   const timeMarginMs = options.timeMarginMs ?? positiveInt(env.TIME_MARGIN_MS, 5000);
   const requiresSynced = options.requiresSynced ?? controller.kinds;

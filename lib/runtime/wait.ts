@@ -11,6 +11,12 @@
 
 /** SQS: the longest total visibility after the first receive. */
 export const MAX_VISIBILITY_SPAN_MS = 12 * 3600 * 1000;
+/**
+ * The longest wait held in visibility by default. A hidden message keeps its object's FIFO group locked, so
+ * a fresh event for the object waits behind it; longer waits are parked (the message deleted) instead.
+ */
+export const DEFAULT_MAX_VISIBILITY_DELAY_MS = 30_000;
+
 /** SQS: the largest single ChangeMessageVisibility value. */
 export const MAX_VISIBILITY_TIMEOUT_S = 43_200;
 
@@ -23,7 +29,7 @@ export interface WaitInput {
   firstReceiveAt: number;
   /** The queue's redrive `maxReceiveCount`. */
   maxReceiveCount: number;
-  /** Waits longer than this are parked even when visibility could hold them (default 15 min). */
+  /** Waits longer than this are parked even when visibility could hold them ({@link DEFAULT_MAX_VISIBILITY_DELAY_MS}). */
   maxVisibilityDelayMs: number;
 }
 

@@ -273,11 +273,11 @@ describe('createSqsHandler against dynalite and fauxqs', () => {
     const { controller, seen } = testController('gate', async () => undefined);
     const { handler } = handlerFor(controller);
     const id = { controller: 'gate', cluster: 'c1', kind: 'PersistentVolumeClaim', key: 'ns/gated' };
-    for (let i = 0; i < 14; i++) await backoff.recordFailure(id, 'earlier'); // 5 ms · 2^13 ≈ 41 s ahead
+    for (let i = 0; i < 12; i++) await backoff.recordFailure(id, 'earlier'); // 5 ms · 2^11 ≈ 10 s ahead (held in visibility)
     const requeue = handBuiltRecord('r1', JSON.stringify(clusterEvent({ kind: 'PersistentVolumeClaim', key: 'ns/gated', type: 'REQUEUE', controller: 'gate' })), 'g-gated');
     assert.equal((await handler({ Records: [requeue] })).batchItemFailures.length, 1);
     assert.deepEqual(seen, []);
-    assert.equal((await backoff.get(id))?.failures, 14, 'waiting is not a failure');
+    assert.equal((await backoff.get(id))?.failures, 12, 'waiting is not a failure');
     const fresh = handBuiltRecord('m1', JSON.stringify(clusterEvent({ kind: 'PersistentVolumeClaim', key: 'ns/gated', resourceVersion: '11' })), 'g-gated');
     assert.deepEqual((await handler({ Records: [fresh] })).batchItemFailures, []);
     assert.deepEqual(seen, ['ns/gated@11']);
@@ -321,5 +321,30 @@ describe('createSqsHandler against dynalite and fauxqs', () => {
     assert.equal(metrics.total('BudgetWait'), 1);
     assert.equal(metrics.total('ReconcileError'), 0);
     assert.equal(await backoff.get({ controller: 'budgeted', cluster: 'c1', kind: 'PersistentVolume', key: 'pv-budget' }), undefined);
+  });
+
+  test('a long backoff is parked, not held in the FIFO group: a fresh event for the key is reconciled promptly', async () => {
+    const { controller, seen } = testController('deleter', async (request) => {
+      if (request.event.type !== 'DELETED') throw new Error('still provisioning');
+    });
+    const { handler, metrics } = handlerFor(controller);
+    const id = { controller: 'deleter', cluster: 'c1', kind: 'PersistentVolumeClaim', key: 'ns/gone' };
+    for (let i = 0; i < 13; i++) await backoff.recordFailure(id, 'earlier'); // the next failure waits 5 ms · 2^13 ≈ 41 s
+    await fx.send([clusterEvent({ kind: 'PersistentVolumeClaim', key: 'ns/gone', resourceVersion: '20' })]);
+    const first = await fx.receive(1, 1);
+    assert.equal(first.Records.length, 1);
+    const response = await handler(first);
+    assert.deepEqual(response.batchItemFailures, [], 'the 41 s wait is parked: the message is deleted');
+    await fx.settle(first, response);
+    assert.equal(metrics.total('Parked'), 1);
+    const parked = await backoff.get(id);
+    assert.equal(parked?.failures, 14);
+    assert.ok(parked?.dueAt, 'the resync function will re-enqueue it when due');
+    await fx.send([clusterEvent({ kind: 'PersistentVolumeClaim', key: 'ns/gone', type: 'DELETED', resourceVersion: '21' })]);
+    const fresh = await fx.receive(1, 1);
+    assert.equal(fresh.Records.length, 1, 'the object’s FIFO group is not locked behind the wait');
+    assert.deepEqual((await handler(fresh)).batchItemFailures, []);
+    assert.deepEqual(seen, ['ns/gone@20', 'ns/gone@21']);
+    assert.equal(await backoff.get(id), undefined);
   });
 });
