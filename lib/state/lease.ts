@@ -2,20 +2,30 @@
  * Operation leases in the control table (`lease#<name>`): at most one holder runs an operation (e.g. the
  * provisioning of one claim UID) at a time, even across Lambda containers and redeliveries.
  *
- * A lease has a holder, an expiry (epoch ms) and a fencing token that grows by one with every
+ * A lease has a holder, an expiry (`leaseUntil`, epoch ms) and a fencing token that grows by one with every
  * acquisition. Expiry is checked in the write condition, never left to TTL deletion (dynalite has none,
- * and DynamoDB's is late). A holder that passes its token to the writes it protects lets the target reject
+ * and DynamoDB's is late). The table's TTL attribute `expiresAt` (epoch seconds) is set
+ * {@link LEASE_RETENTION_MS} after the lease's expiry (or its release), so finished leases are cleaned up. A holder that passes its token to the writes it protects lets the target reject
  * a stale holder (fencing).
  */
 import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DocumentClient } from './client.ts';
 import { leasePk } from './schema.ts';
 
+/** How long a lease record outlives its expiry or release before DynamoDB TTL may delete it (1 day). */
+export const LEASE_RETENTION_MS = 24 * 3600 * 1000;
+
+/** The TTL attribute value (epoch seconds) for a record whose lease ends at `leaseUntilMs`. */
+const ttlSeconds = (leaseUntilMs: number): number => Math.ceil((leaseUntilMs + LEASE_RETENTION_MS) / 1000);
+
+/** Free: never taken, expired, or (a record from before `leaseUntil`) expired by its ms `expiresAt`. */
+const FREE = '(attribute_not_exists(pk) OR leaseUntil <= :now OR (attribute_not_exists(leaseUntil) AND expiresAt <= :now))';
+
 /** A held lease. */
 export interface Lease {
   name: string;
   holder: string;
-  /** Epoch ms. */
+  /** When the lease ends, epoch ms (stored as `leaseUntil`). */
   expiresAt: number;
   /** Grows by one per acquisition. */
   token: number;
@@ -74,14 +84,14 @@ export class LeaseStore {
         new UpdateCommand({
           TableName: this.#table,
           Key: { pk: leasePk(name) },
-          UpdateExpression: 'SET holder = :holder, expiresAt = :exp, acquiredAt = :now ADD #token :one',
-          ConditionExpression: 'attribute_not_exists(pk) OR expiresAt <= :now OR holder = :holder',
+          UpdateExpression: 'SET holder = :holder, leaseUntil = :until, expiresAt = :ttl, acquiredAt = :now ADD #token :one',
+          ConditionExpression: `${FREE} OR holder = :holder`,
           ExpressionAttributeNames: { '#token': 'token' },
-          ExpressionAttributeValues: { ':holder': holder, ':exp': now + durationMs, ':now': now, ':one': 1 },
+          ExpressionAttributeValues: { ':holder': holder, ':until': now + durationMs, ':ttl': ttlSeconds(now + durationMs), ':now': now, ':one': 1 },
           ReturnValues: 'ALL_NEW',
         }),
       );
-      return { name, holder, expiresAt: Attributes?.expiresAt as number, token: Attributes?.token as number };
+      return { name, holder, expiresAt: Attributes?.leaseUntil as number, token: Attributes?.token as number };
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
       const current = await this.get(name);
@@ -107,10 +117,10 @@ export class LeaseStore {
         new UpdateCommand({
           TableName: this.#table,
           Key: { pk: leasePk(lease.name) },
-          UpdateExpression: 'SET expiresAt = :exp',
-          ConditionExpression: 'holder = :holder AND #token = :token AND expiresAt > :now',
+          UpdateExpression: 'SET leaseUntil = :until, expiresAt = :ttl',
+          ConditionExpression: 'holder = :holder AND #token = :token AND leaseUntil > :now',
           ExpressionAttributeNames: { '#token': 'token' },
-          ExpressionAttributeValues: { ':holder': lease.holder, ':token': lease.token, ':now': now, ':exp': now + durationMs },
+          ExpressionAttributeValues: { ':holder': lease.holder, ':token': lease.token, ':now': now, ':until': now + durationMs, ':ttl': ttlSeconds(now + durationMs) },
         }),
       );
       return { ...lease, expiresAt: now + durationMs };
@@ -121,8 +131,9 @@ export class LeaseStore {
   }
 
   /**
-   * Gives the lease up. The record is kept with `expiresAt = 0` so the fencing token keeps growing across
-   * holders. Releasing a lease we no longer hold is a no-op (returns false).
+   * Gives the lease up. The record is kept with `leaseUntil = 0` so the fencing token keeps growing across
+   * holders, until its TTL ({@link LEASE_RETENTION_MS} after the release). Releasing a lease we no longer
+   * hold is a no-op (returns false).
    */
   async release(lease: Lease): Promise<boolean> {
     try {
@@ -130,10 +141,10 @@ export class LeaseStore {
         new UpdateCommand({
           TableName: this.#table,
           Key: { pk: leasePk(lease.name) },
-          UpdateExpression: 'SET expiresAt = :zero REMOVE holder',
+          UpdateExpression: 'SET leaseUntil = :zero, expiresAt = :ttl REMOVE holder',
           ConditionExpression: 'holder = :holder AND #token = :token',
           ExpressionAttributeNames: { '#token': 'token' },
-          ExpressionAttributeValues: { ':holder': lease.holder, ':token': lease.token, ':zero': 0 },
+          ExpressionAttributeValues: { ':holder': lease.holder, ':token': lease.token, ':zero': 0, ':ttl': ttlSeconds(this.#now()) },
         }),
       );
       return true;
@@ -143,12 +154,14 @@ export class LeaseStore {
     }
   }
 
-  /** The current record (holder undefined once released); undefined when never taken. */
+  /** The current record (holder undefined once released; `expiresAt` is the lease's end in ms); undefined when never taken. */
   async get(name: string): Promise<{ holder?: string; expiresAt: number; token: number } | undefined> {
     const { Item } = await this.#doc.send(
       new GetCommand({ TableName: this.#table, Key: { pk: leasePk(name) }, ConsistentRead: true }),
     );
-    return Item ? { holder: Item.holder as string | undefined, expiresAt: Item.expiresAt as number, token: Item.token as number } : undefined;
+    if (!Item) return undefined;
+    const until = (Item.leaseUntil ?? Item.expiresAt) as number;
+    return { holder: Item.holder as string | undefined, expiresAt: until, token: Item.token as number };
   }
 
   /** Whether `lease` is still held at the current time (a read; use the token to fence writes). */

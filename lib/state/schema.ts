@@ -10,7 +10,7 @@
  * | `uid` (S) | object uid |
  * | `obj` (S) | the object as JSON (managedFields stripped) |
  * | `deleted` (BOOL) | tombstone: the object was deleted at `rv`; kept so a late event cannot resurrect it |
- * | `expiresAt` (N) | epoch seconds; TTL attribute, set on tombstones only (readers must check it themselves) |
+ * | `expiresAt` (N) | epoch seconds; TTL attribute, set on tombstones and lease records (readers must check expiry themselves) |
  * | `matchPk`, `matchSk` (S) | set only on unbound, non-deleting PVs: index {@link VOLUME_MATCH_INDEX} |
  * | `claimRefPk` (S) | set only on PVs with a claimRef: index {@link CLAIM_REF_INDEX} |
  * | `pendingPk`, `pendingSk` (S) | set only on unbound claims: index {@link PENDING_CLAIM_INDEX} |
@@ -19,7 +19,7 @@
  * | `pk` (S, hash) | kind of record |
  * |---|---|
  * | `backoff#<controller>#<cluster>#<Kind>#<key>` | failures, nextAttemptAt (epoch ms), lastError, expiresAt; `dueShard`/`dueAt` while a retry is due |
- * | `lease#<name>` | holder, expiresAt (epoch ms), fencing token |
+ * | `lease#<name>` | holder, leaseUntil (epoch ms, the lease's expiry), fencing token; expiresAt (TTL, epoch s) a day after expiry or release |
  * | `sync#<cluster>#<Kind>` | forwarder bookmark `rv` (S) and `rvN` (N, the same value for the forward-only condition), `listComplete` (BOOL), listCompletedAt (see sync.ts) |
  * | `bucket#<cluster>` | API token bucket: tokens, updatedAt |
  * | `sv#<cluster>#<volumeId>` | shared-volume per-volume cache with expiry |
