@@ -52,6 +52,19 @@ export class ClusterConfigError extends Error {
   }
 }
 
+/**
+ * `CLUSTERS` names no entry for the cluster a message is about. Not transient: the runtime drops the message
+ * (a log line and an `UnknownCluster` metric with a `cluster` dimension) instead of retrying it.
+ */
+export class UnknownClusterError extends ClusterConfigError {
+  readonly cluster: string;
+  constructor(cluster: string) {
+    super(`CLUSTERS has no entry for cluster ${cluster}`);
+    this.name = 'UnknownClusterError';
+    this.cluster = cluster;
+  }
+}
+
 /** Parses the `CLUSTERS` JSON. */
 export function parseClusters(json: string): Record<string, ClusterEntry> {
   let raw: unknown;
@@ -151,7 +164,7 @@ export class KubeClients {
     if (!json) return undefined;
     this.#clusters ??= parseClusters(json);
     const entry = this.#clusters[cluster];
-    if (!entry) throw new ClusterConfigError(`CLUSTERS has no entry for cluster ${cluster}`);
+    if (!entry) throw new UnknownClusterError(cluster);
     return entry;
   }
 

@@ -17,7 +17,9 @@
  * 4. **Reconcile.** Success clears the key's backoff record (`Forget`). `{ requeueAfterMs }` forgets and
  *    waits. An error counts a failure and waits `base·2^(n-1)` (client-go defaults 5 ms … 1000 s); at the
  *    controller's `maxFailures` it stops (Warning event, `ThresholdExceeded`). A {@link TerminalError} is not
- *    retried (Warning event, `TerminalErrors`).
+ *    retried (Warning event, `TerminalErrors`). Nor is an {@link UnknownClusterError} (a cluster with no
+ *    `CLUSTERS` entry): the message is dropped with an error log and an `UnknownCluster` metric whose
+ *    `cluster` dimension names it.
  *
  * Waiting ({@link planWait}) is either ChangeMessageVisibility on the message, reported failed, or parking
  * the key for the resync function (the message is then deleted).
@@ -39,7 +41,7 @@ import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambd
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import { ChangeMessageVisibilityBatchCommand, ChangeMessageVisibilityCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { KubeClients } from '../kube/client.ts';
+import { KubeClients, UnknownClusterError } from '../kube/client.ts';
 import { retryAfterMs } from '../kube/errors.ts';
 import { KubeEventRecorder, type EventRecorder, type InvolvedObject } from '../kube/recorder.ts';
 import { budgetFromEnv, ApiBudget, BudgetTimeoutError, withBudgetDeadline } from '../state/bucket.ts';
@@ -155,12 +157,12 @@ export function unwrapSnsEnvelope(body: unknown): unknown {
   return body;
 }
 
-/** Whether `error` (or one of its causes) is a {@link BudgetTimeoutError}: a wait, not a failure. */
-function isBudgetTimeout(error: unknown): boolean {
+/** `error` or the first of its causes that is a `type`. */
+function findError<T extends Error>(error: unknown, type: new (...args: never[]) => T): T | undefined {
   for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    if (e instanceof BudgetTimeoutError) return true;
+    if (e instanceof type) return e;
   }
-  return false;
+  return undefined;
 }
 
 /** `arn:aws:sqs:<region>:<account>:<name>` → the queue URL. */
@@ -420,7 +422,19 @@ export function createSqsHandler<Ctx = RuntimeContext>(controller: Controller<Ct
   ): Promise<void> => {
     const s = init();
     const message = error instanceof Error ? error.message : String(error);
-    if (isBudgetTimeout(error)) {
+    const unknownCluster = findError(error, UnknownClusterError);
+    if (unknownCluster) {
+      // Terminal: no configuration will appear by retrying. Flush first so the cluster dimension names only this metric.
+      metrics.publishStoredMetrics();
+      metrics.addDimension('cluster', unknownCluster.cluster);
+      metrics.addMetric(METRIC.unknownCluster, MetricUnit.Count, 1);
+      metrics.publishStoredMetrics();
+      metrics.clearDimensions();
+      logger.error('message for a cluster with no CLUSTERS entry dropped; not retrying', { error: message });
+      await s.backoff.clear(id);
+      return;
+    }
+    if (findError(error, BudgetTimeoutError)) {
       metrics.addMetric(METRIC.budgetWait, MetricUnit.Count, 1);
       await wait(inv, record, event, id, SOON_MS, `waiting for API budget: ${message}`);
       return;

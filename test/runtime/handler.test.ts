@@ -6,6 +6,8 @@ import { TerminalError, type Controller, type ReconcileRequest, type ReconcileRe
 import { MemoryEventRecorder } from '../../lib/kube/recorder.ts';
 import { BackoffStore, type BackoffRecord } from '../../lib/state/backoff.ts';
 import { ApiBudget } from '../../lib/state/bucket.ts';
+import { KubeClients } from '../../lib/kube/client.ts';
+import type { RuntimeContext } from '../../lib/runtime/handler.ts';
 import type { Context } from 'aws-lambda';
 import { CapturedMetrics, clusterEvent, handBuiltRecord, silentLogger, startRuntimeFixture, type RuntimeFixture } from './harness.ts';
 
@@ -346,5 +348,43 @@ describe('createSqsHandler against dynalite and fauxqs', () => {
     assert.deepEqual((await handler(fresh)).batchItemFailures, []);
     assert.deepEqual(seen, ['ns/gone@20', 'ns/gone@21']);
     assert.equal(await backoff.get(id), undefined);
+  });
+
+  test('a cluster with no CLUSTERS entry is terminal: dropped with a metric naming the cluster, never retried', async () => {
+    const seen: string[] = [];
+    const controller: Controller<RuntimeContext> = {
+      name: 'nocluster',
+      kinds: KINDS,
+      async reconcile(request, ctx) {
+        seen.push(request.cluster);
+        await ctx.kube.coreV1(request.cluster);
+      },
+    };
+    const kube = new KubeClients({ env: { CLUSTERS: JSON.stringify({ other: { kubeconfig: 'apiVersion: v1' } }) } });
+    const metrics = new CapturedMetrics();
+    const recorder = new MemoryEventRecorder();
+    const handler = createSqsHandler(controller, {
+      doc: fx.db.doc,
+      tables: fx.db.tables,
+      sqs: fx.sqs,
+      queueUrl: fx.queue.url,
+      dlqUrl: fx.dlq.url,
+      maxReceiveCount: 10,
+      logger: silentLogger(),
+      metrics,
+      recorderFor: () => recorder,
+      kube,
+    });
+    const record = handBuiltRecord('u1', JSON.stringify(clusterEvent({ kind: 'PersistentVolume', key: 'pv-nowhere' })), 'g-nowhere');
+    assert.deepEqual((await handler({ Records: [record] })).batchItemFailures, [], 'dropped, not retried');
+    assert.deepEqual(seen, ['c1']);
+    assert.equal(metrics.total('UnknownCluster'), 1);
+    assert.equal(metrics.total('ReconcileError'), 0);
+    const blob = metrics.blobs.find((b) => 'UnknownCluster' in b);
+    assert.equal(blob?.cluster, 'c1', 'the metric names the cluster');
+    assert.equal(await backoff.get({ controller: 'nocluster', cluster: 'c1', kind: 'PersistentVolume', key: 'pv-nowhere' }), undefined);
+    assert.ok(metrics.blobs.every((b) => b === blob || !('cluster' in b)), 'the cluster dimension does not leak into other metrics');
+    assert.deepEqual((await handler({ Records: [handBuiltRecord('u2', JSON.stringify(clusterEvent({ kind: 'PersistentVolume', key: 'pv-2' })), 'g-2')] })).batchItemFailures, []);
+    assert.ok(metrics.blobs.filter((b) => 'cluster' in b).every((b) => 'UnknownCluster' in b));
   });
 });
