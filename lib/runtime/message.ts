@@ -74,11 +74,13 @@ export function messageGroupId(cluster: string, kind: WatchedKind, key: string):
 }
 
 /**
- * `<uid>/<resourceVersion>/<type>` so replays of the same observation collapse in the 5-minute dedup
- * window. REQUEUE messages add the controller and a nonce (each requeue is a new request).
+ * `<cluster>/<uid or key>/<resourceVersion>/<type>` so replays of the same observation collapse in the
+ * 5-minute dedup window, and two clusters never collide (the same key, or a uid restored from a backup,
+ * in another cluster is another object). REQUEUE messages add the controller and a nonce (each requeue is
+ * a new request).
  */
 export function messageDeduplicationId(event: ClusterEvent, nonce?: string): string {
-  const base = `${event.uid || event.key}/${event.resourceVersion}/${event.type}`;
+  const base = `${event.cluster}/${event.uid || event.key}/${event.resourceVersion}/${event.type}`;
   return fifoId(event.type === 'REQUEUE' ? `${base}/${event.controller ?? ''}/${nonce ?? ''}` : base);
 }
 
