@@ -3,3 +3,4 @@
  * A controller with a level-triggered resync adds one import line here.
  */
 import '../binder/resync.ts';
+import '../provisioner/resync.ts';
