@@ -397,3 +397,15 @@ describe('serverless.yml → CloudFormation: secrets and EKS access', () => {
     }
   });
 });
+
+describe('serverless.yml → CloudFormation: the provisioner resync', () => {
+  it('gives the resync function the same provisioner identity as the provisioner, so its resync source finds that provisioner\'s claims', async () => {
+    for (const params of [{}, { provisionerBackend: 'local', provisionerName: 'claimflow.io/local' }] as Array<Record<string, string>>) {
+      const t = await compileTemplate({ stage: 'dev', region: 'eu-west-1', params });
+      const env = (fn: string) => t.Resources[fn].Properties!.Environment.Variables;
+      for (const name of ['PROVISIONER_BACKEND', 'PROVISIONER_NAME', 'PROVISIONER_QUEUE_URL']) {
+        assert.deepEqual(env('ResyncLambdaFunction')[name], env('ProvisionerLambdaFunction')[name], name);
+      }
+    }
+  });
+});
