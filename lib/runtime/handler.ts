@@ -16,7 +16,9 @@
  *    A fresh watch event is not held back (as upstream, where `queue.Add` bypasses the rate limiter).
  * 4. **Reconcile.** Success clears the key's backoff record (`Forget`). `{ requeueAfterMs }` forgets and
  *    waits. An error counts a failure and waits `base·2^(n-1)` (client-go defaults 5 ms … 1000 s); at the
- *    controller's `maxFailures` it stops (Warning event, `ThresholdExceeded`). A {@link TerminalError} is not
+ *    controller's `maxFailures` it gives up (Warning event, `ThresholdExceeded`) but keeps the count, as
+ *    upstream's `Done` without `Forget`: a later change of the object gets one attempt, and a failure gives up
+ *    again at once; only a success or the object's deletion clears it. A {@link TerminalError} is not
  *    retried (Warning event, `TerminalErrors`). Nor is an {@link UnknownClusterError} (a cluster with no
  *    `CLUSTERS` entry): the message is dropped with an error log and an `UnknownCluster` metric whose
  *    `cluster` dimension names it.
@@ -447,11 +449,22 @@ export function createSqsHandler<Ctx = RuntimeContext>(controller: Controller<Ct
       return;
     }
     metrics.addMetric(METRIC.reconcileError, MetricUnit.Count, 1);
-    const { record: failure, delayMs } = await s.backoff.recordFailure(id, message, { uid: event.uid, resourceVersion: event.resourceVersion }, known);
-    if (maxFailures > 0 && failure.failures >= maxFailures) {
+    const { record: failure, delayMs } = await s.backoff.recordFailure(
+      id,
+      message,
+      { uid: event.uid, resourceVersion: event.resourceVersion },
+      known,
+      maxFailures,
+    );
+    if (failure.givenUp) {
+      // Upstream `Done` without `Forget`: the count stays, so each later change gets one attempt and a
+      // failure gives up again at once. The event and the metric mark the first give-up only.
+      if (known?.givenUp) {
+        logger.warn('failed again after the failure threshold; giving up until the object changes', { failures: failure.failures, error: message });
+        return;
+      }
       metrics.addMetric(METRIC.thresholdExceeded, MetricUnit.Count, 1);
       logger.error('failure threshold exceeded; giving up until the object changes', { failures: failure.failures, error: message });
-      await s.backoff.clear(id);
       await recorderFor(event.cluster).event(
         involvedObjectOf(request),
         'Warning',

@@ -4,6 +4,9 @@
  *
  * One record per (controller, cluster, kind, key) at `backoff#<controller>#<cluster>#<Kind>#<key>`:
  * `failures` (upstream `NumRequeues`), `nextAttemptAt` (epoch ms), `lastError`, `expiresAt` (TTL, epoch s).
+ * A key given up at its controller's failure threshold keeps its record with `givenUp` set (upstream `Done`
+ * without `Forget`): the count survives, so a later change of the object gets one attempt and a failure gives
+ * up again; only a success (`Forget`, incl. the reconcile of the object's deletion) deletes the record.
  * While a retry is parked for the resync function to re-enqueue, the record also carries `dueShard`/`dueAt`
  * and so appears in the sparse {@link DUE_INDEX}. Writes are single-item conditional writes (no
  * transactions: dynalite has none); success deletes the record (upstream `Forget`).
@@ -41,6 +44,8 @@ export interface BackoffRecord extends BackoffId, BackoffObjectRef {
   dueShard?: string;
   /** Set while parked: epoch ms when the resync function should re-enqueue the key. */
   dueAt?: number;
+  /** Set once the failure threshold was reached: no retry until the object changes (never parked). */
+  givenUp?: boolean;
 }
 
 /** The exponential per-item limiter's parameters. */
@@ -95,6 +100,12 @@ export class BackoffContentionError extends Error {
 }
 
 const RECORD_TTL_S = 24 * 3600;
+/**
+ * How long a given-up key's count outlives its last failure. Upstream keeps it in memory until the object's
+ * deletion or a controller restart; a month stands in for the restart so that records of objects whose
+ * deletion was never seen do not stay for ever.
+ */
+export const GIVEN_UP_TTL_S = 30 * 24 * 3600;
 const MAX_ERROR_LENGTH = 2048;
 
 const isConditionFailure = (error: unknown): boolean =>
@@ -135,19 +146,24 @@ export class BackoffStore {
    * Counts one more failure (upstream `AddRateLimited`): `failures+1`, `nextAttemptAt = now + delay`,
    * `lastError`. Optimistic: the write is conditional on the failure count it read, and re-read on conflict.
    * A parked retry is un-parked (the caller decides again how to wait). `known` is the record as the caller
-   * last read it (`null`: absent), which saves the first read; a stale one only costs a retry.
+   * last read it (`null`: absent), which saves the first read; a stale one only costs a retry. With a
+   * `threshold` (> 0) that the count reaches, the record is marked `givenUp` with no delay and a long TTL: it
+   * is kept, not deleted, so the count survives the give-up (upstream's `Done` without `Forget`).
    */
   async recordFailure(
     id: BackoffId,
     error: string,
     ref: BackoffObjectRef = {},
     known?: BackoffRecord | null,
+    threshold = 0,
   ): Promise<{ record: BackoffRecord; delayMs: number }> {
     const pk = this.#pk(id);
     for (let attempt = 0; attempt < 5; attempt++) {
       const previous = attempt === 0 && known !== undefined ? (known ?? undefined) : await this.get(id);
       const failures = (previous?.failures ?? 0) + 1;
-      const delayMs = exponentialDelayMs(failures, this.limiter);
+      const givenUp = threshold > 0 && failures >= threshold;
+      // Given up: no retry is scheduled, so the next change of the object is not held back by the gate.
+      const delayMs = givenUp ? 0 : exponentialDelayMs(failures, this.limiter);
       const now = this.#now();
       const record: BackoffRecord = {
         pk,
@@ -156,8 +172,9 @@ export class BackoffStore {
         nextAttemptAt: now + delayMs,
         lastError: error.slice(0, MAX_ERROR_LENGTH),
         updatedAt: now,
-        expiresAt: Math.ceil((now + delayMs) / 1000) + RECORD_TTL_S,
+        expiresAt: Math.ceil((now + delayMs) / 1000) + (givenUp ? GIVEN_UP_TTL_S : RECORD_TTL_S),
         ...this.#refOf(ref, previous),
+        ...(givenUp ? { givenUp: true } : {}),
       };
       try {
         await this.#doc.send(

@@ -108,7 +108,40 @@ describe('createSqsHandler against dynalite and fauxqs', () => {
     assert.match(event.message, /giving up after 3 failed attempts: storage backend says no/);
     assert.equal(event.object.kind, 'PersistentVolumeClaim');
     assert.deepEqual(event.object.metadata, { name: 'doomed', namespace: 'ns', uid: 'uid-ns/doomed' });
-    assert.equal(await backoff.get({ controller: 'doomed', cluster: 'c1', kind: 'PersistentVolumeClaim', key: 'ns/doomed' }), undefined);
+    const kept = await backoff.get({ controller: 'doomed', cluster: 'c1', kind: 'PersistentVolumeClaim', key: 'ns/doomed' });
+    assert.equal(kept?.failures, 3, 'the count survives the give-up (Done without Forget)');
+    assert.equal(kept?.givenUp, true);
+    assert.equal(kept?.dueAt, undefined, 'a given-up key is never parked for the resync');
+  });
+
+  test('give-up sticks: one attempt per later change, no new round of retries; only a success clears the count', async () => {
+    let failing = true;
+    const { controller, seen } = testController('sticky', async () => {
+      if (failing) throw new Error('backend refuses');
+      return undefined;
+    });
+    const { handler, metrics, recorder } = handlerFor(controller, { maxFailures: 2 });
+    const id = { controller: 'sticky', cluster: 'c1', kind: 'PersistentVolumeClaim', key: 'ns/sticky' };
+    const record = (n: number, type: 'MODIFIED' | 'REQUEUE', rv: string) =>
+      handBuiltRecord(`s${n}`, JSON.stringify(clusterEvent({ kind: 'PersistentVolumeClaim', key: 'ns/sticky', type, resourceVersion: rv })), 'g-sticky');
+    assert.equal((await handler({ Records: [record(1, 'MODIFIED', '10')] })).batchItemFailures.length, 1, 'first failure retries');
+    assert.deepEqual((await handler({ Records: [record(1, 'MODIFIED', '10')] })).batchItemFailures, [], 'second failure gives up');
+    assert.equal(seen.length, 2);
+    // A later change of the object, and a resync's REQUEUE: each gets exactly one attempt and gives up at once.
+    assert.deepEqual((await handler({ Records: [record(2, 'MODIFIED', '11')] })).batchItemFailures, [], 'a change: one attempt, given up again');
+    assert.deepEqual((await handler({ Records: [record(3, 'REQUEUE', '11')] })).batchItemFailures, [], 'a resync: one attempt, given up again');
+    assert.equal(seen.length, 4, 'no new round of retries');
+    const after = await backoff.get(id);
+    assert.equal(after?.failures, 4);
+    assert.equal(after?.givenUp, true);
+    assert.equal(metrics.total('ThresholdExceeded'), 1, 'the threshold is reported once, not per later attempt');
+    assert.equal(recorder.events.filter((e) => e.reason === 'RetryThresholdExceeded').length, 1);
+    // The object is fixed (or deleted: its reconcile succeeds): success forgets the key.
+    failing = false;
+    assert.deepEqual((await handler({ Records: [record(4, 'MODIFIED', '12')] })).batchItemFailures, []);
+    assert.equal(await backoff.get(id), undefined, 'success clears the count');
+    failing = true;
+    assert.equal((await handler({ Records: [record(5, 'MODIFIED', '13')] })).batchItemFailures.length, 1, 'after a success a failure starts a fresh round');
   });
 
   test('a malformed message goes to the DLQ with its reason; the batch’s other records still succeed', async () => {
