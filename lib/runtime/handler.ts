@@ -27,19 +27,20 @@
  * the key for the resync function (the message is then deleted).
  *
  * **FIFO failure rule.** AWS states: "for FIFO, stop at the first failure and return that record and all
- * unprocessed records". Its purpose is per-group order. We use Powertools' `SqsFifoPartialProcessorAsync`
- * with `skipGroupOnError: true`: after a failure, the later records *of the same message group* are
- * returned unprocessed, while other groups' records still run. Each group (one object) keeps its order —
- * nothing of group A runs after a failed A record — and one object's failure does not hold other objects
- * back for a whole visibility timeout nor burn a receive of their `maxReceiveCount`. `throwOnFullBatchFailure`
- * is off: a batch whose every record failed is an ordinary partial response, not a thrown error (which
- * would make Lambda retry the whole batch and ignore our visibility changes). Records of a group skipped
- * behind a deferred record get that record's visibility too: SQS keeps a FIFO group locked while any of its
- * messages is in flight, so they would otherwise stretch its short wait to the queue's visibility timeout.
+ * unprocessed records". Its purpose is per-group order. {@link SqsFifoGroupsProcessor} runs the batch's
+ * groups concurrently and each group's records in order; after a failure, the later records *of the same
+ * message group* are returned unprocessed, while other groups' records still run. Each group (one object)
+ * keeps its order — nothing of group A runs after a failed A record — and one object's failure does not hold
+ * other objects back for a whole visibility timeout nor burn a receive of their `maxReceiveCount`.
+ * `throwOnFullBatchFailure` is off: a batch whose every record failed is an ordinary partial response, not a
+ * thrown error (which would make Lambda retry the whole batch and ignore our visibility changes). Records of a
+ * group skipped behind a deferred record get that record's visibility too: SQS keeps a FIFO group locked while
+ * any of its messages is in flight, so they would otherwise stretch its short wait to the queue's visibility
+ * timeout.
  */
 import { randomUUID } from 'node:crypto';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
+import { processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import { ChangeMessageVisibilityBatchCommand, ChangeMessageVisibilityCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
@@ -52,6 +53,7 @@ import { createDocumentClient, type DocumentClient } from '../state/client.ts';
 import { LeaseStore } from '../state/lease.ts';
 import { tableNames, type TableNames } from '../state/schema.ts';
 import { SyncMarkers } from '../state/sync.ts';
+import { SqsFifoGroupsProcessor } from './fifo-groups.ts';
 import { ClusterEventSchema, splitKey, type ClusterEvent, type WatchedKind } from './message.ts';
 import { createLogger, createMetrics, METRIC } from './observability.ts';
 import { ENV, TerminalError, type Controller, type ReconcileRequest } from './reconcile.ts';
@@ -279,7 +281,7 @@ export function createSqsHandler<Ctx = RuntimeContext>(controller: Controller<Ct
   };
 
   /** Sends a malformed record to the DLQ; returns normally so the batch reports it processed. */
-  const poison = async (record: SQSRecord, reason: string): Promise<void> => {
+  const poison = async (log: Logger, record: SQSRecord, reason: string): Promise<void> => {
     const dlqUrl = options.dlqUrl ?? env[ENV.dlqUrl];
     if (!dlqUrl) throw new Error(`poison message ${record.messageId} (${reason}) and no ${ENV.dlqUrl} to send it to`);
     await init().sqs.send(
@@ -296,11 +298,11 @@ export function createSqsHandler<Ctx = RuntimeContext>(controller: Controller<Ct
       }),
     );
     metrics.addMetric(METRIC.poisonMessages, MetricUnit.Count, 1);
-    logger.error('poison message sent to the DLQ', { messageId: record.messageId, reason, dlqUrl });
+    log.error('poison message sent to the DLQ', { messageId: record.messageId, reason, dlqUrl });
   };
 
   /** Makes the record wait `delayMs`: visibility (throws) or parking (returns). */
-  const wait = async (inv: Invocation, record: SQSRecord, event: ClusterEvent, id: BackoffId, delayMs: number, why: string): Promise<void> => {
+  const wait = async (log: Logger, inv: Invocation, record: SQSRecord, event: ClusterEvent, id: BackoffId, delayMs: number, why: string): Promise<void> => {
     const s = init();
     const plan = planWait({
       delayMs,
@@ -313,14 +315,14 @@ export function createSqsHandler<Ctx = RuntimeContext>(controller: Controller<Ct
     if (plan.via === 'park') {
       await s.backoff.park(id, plan.dueAt, { uid: event.uid, resourceVersion: event.resourceVersion });
       metrics.addMetric(METRIC.parked, MetricUnit.Count, 1);
-      logger.info('key parked until due', { why, delayMs, dueAt: new Date(plan.dueAt).toISOString() });
+      log.info('key parked until due', { why, delayMs, dueAt: new Date(plan.dueAt).toISOString() });
       return;
     }
-    return defer(inv, record, plan.visibilityTimeoutS, why);
+    return defer(log, inv, record, plan.visibilityTimeoutS, why);
   };
 
   /** Hides the record for `visibilityTimeoutS` and reports it failed (throws). */
-  const defer = async (inv: Invocation, record: SQSRecord, visibilityTimeoutS: number, why: string): Promise<never> => {
+  const defer = async (log: Logger, inv: Invocation, record: SQSRecord, visibilityTimeoutS: number, why: string): Promise<never> => {
     const queueUrl = queueUrlFor(record);
     if (queueUrl) {
       try {
@@ -328,12 +330,12 @@ export function createSqsHandler<Ctx = RuntimeContext>(controller: Controller<Ct
           new ChangeMessageVisibilityCommand({ QueueUrl: queueUrl, ReceiptHandle: record.receiptHandle, VisibilityTimeout: visibilityTimeoutS }),
         );
       } catch (error) {
-        logger.warn('could not change message visibility; it returns after the queue visibility timeout', { error: String(error) });
+        log.warn('could not change message visibility; it returns after the queue visibility timeout', { error: String(error) });
       }
     }
     const group = record.attributes.MessageGroupId;
     if (group !== undefined) inv.deferredGroups.set(group, visibilityTimeoutS);
-    logger.info('record waits', { why, visibilityTimeoutS });
+    log.info('record waits', { why, visibilityTimeoutS });
     throw new RecordDeferredError(why);
   };
 
@@ -346,18 +348,18 @@ export function createSqsHandler<Ctx = RuntimeContext>(controller: Controller<Ct
     const deadline = deadlineOf(lambdaContext);
     if (deadline !== undefined && deadline <= now()) {
       metrics.addMetric(METRIC.deferredForTime, MetricUnit.Count, 1);
-      return defer(inv, record, Math.ceil(SOON_MS / 1000), 'too little Lambda time left to start a reconcile');
+      return defer(logger, inv, record, Math.ceil(SOON_MS / 1000), 'too little Lambda time left to start a reconcile');
     }
     let body: unknown;
     try {
       body = JSON.parse(record.body);
     } catch (error) {
-      return poison(record, `body is not JSON: ${(error as Error).message}`);
+      return poison(logger, record, `body is not JSON: ${(error as Error).message}`);
     }
     body = unwrapSnsEnvelope(body);
     const parsed = ClusterEventSchema.safeParse(body);
     if (!parsed.success) {
-      return poison(record, `body does not match the cluster event schema: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+      return poison(logger, record, `body does not match the cluster event schema: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
     }
     const event = parsed.data;
     if (!controller.kinds.includes(event.kind)) {
@@ -366,54 +368,52 @@ export function createSqsHandler<Ctx = RuntimeContext>(controller: Controller<Ct
     }
     const request: ReconcileRequest = { cluster: event.cluster, kind: event.kind, key: event.key, event };
     const id: BackoffId = { controller: controller.name, cluster: event.cluster, kind: event.kind, key: event.key };
-    const keys = { cluster: event.cluster, kind: event.kind, key: event.key, messageId: record.messageId, eventType: event.type };
-    logger.appendKeys(keys);
-    try {
-      const s = init();
-      if (!(await isSynced(event.cluster))) {
-        metrics.addMetric(METRIC.cacheNotSynced, MetricUnit.Count, 1);
-        return await wait(inv, record, event, id, syncWaitMs, 'cache not synced: the initial LIST is not complete');
-      }
-      const backoff = await s.backoff.get(id);
-      const receiveCount = Number(record.attributes.ApproximateReceiveCount) || 1;
-      const early = backoff ? backoff.nextAttemptAt - now() : 0;
-      if (backoff && early > GATE_SLACK_MS && (event.type === 'REQUEUE' || receiveCount > 1)) {
-        return await wait(inv, record, event, id, early, 'backoff: next attempt not due yet');
-      }
-      const runtime: RuntimeContext = {
-        request,
-        logger,
-        metrics,
-        doc: s.doc,
-        tables: s.tables,
-        kube: s.kube,
-        recorder: recorderFor(event.cluster),
-        leases: s.leases,
-        lambdaContext,
-      };
-      const ctx = options.context ? await options.context(runtime) : (runtime as Ctx);
-      const started = now();
-      let result;
-      try {
-        result = deadline === undefined ? await controller.reconcile(request, ctx) : await withBudgetDeadline(deadline, () => controller.reconcile(request, ctx));
-      } catch (error) {
-        metrics.addMetric(METRIC.reconcileLatency, MetricUnit.Milliseconds, now() - started);
-        return await onError(inv, record, event, request, id, error, backoff ?? null);
-      }
-      metrics.addMetric(METRIC.reconcileLatency, MetricUnit.Milliseconds, now() - started);
-      metrics.addMetric(METRIC.reconcileSuccess, MetricUnit.Count, 1);
-      if (backoff) await s.backoff.clear(id);
-      if (result && 'requeueAfterMs' in result) {
-        metrics.addMetric(METRIC.requeue, MetricUnit.Count, 1);
-        return await wait(inv, record, event, id, result.requeueAfterMs, 'requeueAfter');
-      }
-      logger.debug('reconciled');
-    } finally {
-      logger.removeKeys(Object.keys(keys));
+    // Groups run concurrently, so each record logs through a child logger of its own keys.
+    const log = logger.createChild();
+    log.appendKeys({ cluster: event.cluster, kind: event.kind, key: event.key, messageId: record.messageId, eventType: event.type });
+    const s = init();
+    if (!(await isSynced(event.cluster))) {
+      metrics.addMetric(METRIC.cacheNotSynced, MetricUnit.Count, 1);
+      return await wait(log, inv, record, event, id, syncWaitMs, 'cache not synced: the initial LIST is not complete');
     }
+    const backoff = await s.backoff.get(id);
+    const receiveCount = Number(record.attributes.ApproximateReceiveCount) || 1;
+    const early = backoff ? backoff.nextAttemptAt - now() : 0;
+    if (backoff && early > GATE_SLACK_MS && (event.type === 'REQUEUE' || receiveCount > 1)) {
+      return await wait(log, inv, record, event, id, early, 'backoff: next attempt not due yet');
+    }
+    const runtime: RuntimeContext = {
+      request,
+      logger: log,
+      metrics,
+      doc: s.doc,
+      tables: s.tables,
+      kube: s.kube,
+      recorder: recorderFor(event.cluster),
+      leases: s.leases,
+      lambdaContext,
+    };
+    const ctx = options.context ? await options.context(runtime) : (runtime as Ctx);
+    const started = now();
+    let result;
+    try {
+      result = deadline === undefined ? await controller.reconcile(request, ctx) : await withBudgetDeadline(deadline, () => controller.reconcile(request, ctx));
+    } catch (error) {
+      metrics.addMetric(METRIC.reconcileLatency, MetricUnit.Milliseconds, now() - started);
+      return await onError(log, inv, record, event, request, id, error, backoff ?? null);
+    }
+    metrics.addMetric(METRIC.reconcileLatency, MetricUnit.Milliseconds, now() - started);
+    metrics.addMetric(METRIC.reconcileSuccess, MetricUnit.Count, 1);
+    if (backoff) await s.backoff.clear(id);
+    if (result && 'requeueAfterMs' in result) {
+      metrics.addMetric(METRIC.requeue, MetricUnit.Count, 1);
+      return await wait(log, inv, record, event, id, result.requeueAfterMs, 'requeueAfter');
+    }
+    log.debug('reconciled');
   };
 
   const onError = async (
+    log: Logger,
     inv: Invocation,
     record: SQSRecord,
     event: ClusterEvent,
@@ -432,18 +432,18 @@ export function createSqsHandler<Ctx = RuntimeContext>(controller: Controller<Ct
       metrics.addMetric(METRIC.unknownCluster, MetricUnit.Count, 1);
       metrics.publishStoredMetrics();
       metrics.clearDimensions();
-      logger.error('message for a cluster with no CLUSTERS entry dropped; not retrying', { error: message });
+      log.error('message for a cluster with no CLUSTERS entry dropped; not retrying', { error: message });
       await s.backoff.clear(id);
       return;
     }
     if (findError(error, BudgetTimeoutError)) {
       metrics.addMetric(METRIC.budgetWait, MetricUnit.Count, 1);
-      await wait(inv, record, event, id, SOON_MS, `waiting for API budget: ${message}`);
+      await wait(log, inv, record, event, id, SOON_MS, `waiting for API budget: ${message}`);
       return;
     }
     if (error instanceof TerminalError) {
       metrics.addMetric(METRIC.terminalErrors, MetricUnit.Count, 1);
-      logger.error('reconcile failed terminally; not retrying', { error: message });
+      log.error('reconcile failed terminally; not retrying', { error: message });
       await s.backoff.clear(id);
       await recorderFor(event.cluster).event(involvedObjectOf(request), 'Warning', 'ReconcileFailed', message);
       return;
@@ -460,11 +460,11 @@ export function createSqsHandler<Ctx = RuntimeContext>(controller: Controller<Ct
       // Upstream `Done` without `Forget`: the count stays, so each later change gets one attempt and a
       // failure gives up again at once. The event and the metric mark the first give-up only.
       if (known?.givenUp) {
-        logger.warn('failed again after the failure threshold; giving up until the object changes', { failures: failure.failures, error: message });
+        log.warn('failed again after the failure threshold; giving up until the object changes', { failures: failure.failures, error: message });
         return;
       }
       metrics.addMetric(METRIC.thresholdExceeded, MetricUnit.Count, 1);
-      logger.error('failure threshold exceeded; giving up until the object changes', { failures: failure.failures, error: message });
+      log.error('failure threshold exceeded; giving up until the object changes', { failures: failure.failures, error: message });
       await recorderFor(event.cluster).event(
         involvedObjectOf(request),
         'Warning',
@@ -474,8 +474,8 @@ export function createSqsHandler<Ctx = RuntimeContext>(controller: Controller<Ct
       return;
     }
     const serverDelay = retryAfterMs(error) ?? 0;
-    logger.warn('reconcile failed; will retry', { failures: failure.failures, delayMs: Math.max(delayMs, serverDelay), error: message });
-    await wait(inv, record, event, id, Math.max(delayMs, serverDelay), `failure ${failure.failures}: ${message}`);
+    log.warn('reconcile failed; will retry', { failures: failure.failures, delayMs: Math.max(delayMs, serverDelay), error: message });
+    await wait(log, inv, record, event, id, Math.max(delayMs, serverDelay), `failure ${failure.failures}: ${message}`);
   };
 
   /**
@@ -511,14 +511,13 @@ export function createSqsHandler<Ctx = RuntimeContext>(controller: Controller<Ct
 
   return async (event: SQSEvent, context?: Context): Promise<SQSBatchResponse> => {
     if (context) logger.addContext(context);
-    const processor = new SqsFifoPartialProcessorAsync();
+    const processor = new SqsFifoGroupsProcessor();
     const invocation = randomUUID();
     const inv: Invocation = { processed: new Set(), deferredGroups: new Map() };
     logger.appendKeys({ invocation });
     try {
       const response = await processPartialResponse(event, (record: SQSRecord) => handleRecord(record, context, inv), processor, {
         ...(context ? { context } : {}),
-        skipGroupOnError: true,
         throwOnFullBatchFailure: false,
       });
       await holdSkippedRecords(event, response, inv);

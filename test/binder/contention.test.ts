@@ -121,14 +121,19 @@ describe('binder under contention and faults', () => {
     // load here; the binder's resync source is tested on its own.)
     const cluster = stack.env.CLUSTER_ID ?? 'local';
     let resyncs = 0;
+    // One run at a time, as the schedule's single function would; the last one is awaited before the stack stops.
+    let resyncing: Promise<unknown> = Promise.resolve();
     const timer = setInterval(() => {
       resyncs++;
-      void runResync({ doc: stack.dynamodb.doc, tables: stack.tables, sqs: stack.sqs.client, queueUrls: { binder: stack.queues.BinderQueue.url }, clusters: [cluster], sources: new Map() });
+      resyncing = resyncing.then(() =>
+        runResync({ doc: stack.dynamodb.doc, tables: stack.tables, sqs: stack.sqs.client, queueUrls: { binder: stack.queues.BinderQueue.url }, clusters: [cluster], sources: new Map() }),
+      );
     }, 2000);
     try {
       await eventually(settled, 240_000, `${VOLUMES} claims Bound and the rest Pending with FailedBinding`);
     } finally {
       clearInterval(timer);
+      await resyncing;
     }
     if (process.env.RACE_DEBUG) console.log(`resyncs: ${resyncs}`);
 
