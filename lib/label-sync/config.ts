@@ -6,9 +6,11 @@
  * | `-enable-node-label-sync` | `ENABLE_NODE_LABEL_SYNC` | `true` |
  * | `-node-label-resync-interval` | `NODE_LABEL_RESYNC_INTERVAL` (Go duration; `0` disables) | `1h` |
  *
- * The resync interval itself is the EventBridge schedule (`labelSyncResyncSchedule` in serverless.yml);
- * the variable only says whether a scheduled run does anything. `-node-label-sync-workers` (5) is the
- * event source mapping's concurrency, `-node-label-resync-delay` has no equivalent (the schedule fires first).
+ * The interval is the resync's period: the schedule (`labelSyncResyncSchedule` in serverless.yml) only
+ * ticks, every minute, and a tick resyncs a cluster when its last resync started at least the interval
+ * ago (resync.ts), so the first tick after deploy resyncs. `-node-label-resync-delay` (10 s) is that
+ * first tick (within a minute of deploy); `-node-label-sync-workers` (5) is the event source mapping's
+ * concurrency and the resync's parallel ensures.
  */
 
 export const ENV_ENABLE = 'ENABLE_NODE_LABEL_SYNC';
@@ -25,7 +27,7 @@ export class LabelSyncConfigError extends Error {
 export interface LabelSyncConfig {
   /** `enableNodeLabelSync`: when false, events and scheduled runs are acknowledged and dropped. */
   enabled: boolean;
-  /** `nodeLabelResyncInterval` in ms; 0 disables the scheduled resync. */
+  /** `nodeLabelResyncInterval` in ms: the period of the scheduled resync; 0 disables it. */
   resyncIntervalMs: number;
 }
 

@@ -1,6 +1,7 @@
 /**
  * The label sync Lambda handler: SQS batches from the LabelSyncQueue go through the reconcile runtime;
- * the scheduled event (EventBridge, `labelSyncResyncSchedule`) runs the resync. Nothing is built at import.
+ * the scheduled event (EventBridge, `labelSyncResyncSchedule`, a tick every minute) runs the resync of
+ * every cluster whose `NODE_LABEL_RESYNC_INTERVAL` has elapsed (see resync.ts). Nothing is built at import.
  */
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { Logger } from '@aws-lambda-powertools/logger';
@@ -13,7 +14,7 @@ import { createStorageClientFromEnv } from '../storage/storageos/from-env.ts';
 import type { NodeLabels } from '../storage/types.ts';
 import { labelSyncConfigFromEnv, type LabelSyncConfig } from './config.ts';
 import { createLabelSyncController, labelSyncContext, CONTROLLER_NAME, type LabelSyncContext } from './controller.ts';
-import { runLabelResync, type LabelResyncReport } from './resync.ts';
+import { LabelResyncSlots, runLabelResync, type LabelResyncReport } from './resync.ts';
 
 export interface LabelSyncHandlerOptions {
   /** Default {@link labelSyncConfigFromEnv}. */
@@ -25,6 +26,10 @@ export interface LabelSyncHandlerOptions {
   clusters?: string[];
   /** Passed to {@link createSqsHandler}. */
   runtime?: SqsHandlerOptions<LabelSyncContext>;
+  /** Clock of the resync's period slots (epoch ms). Default `Date.now`. */
+  now?: () => number;
+  /** Time the resync keeps in hand before the invocation's deadline (default 5 s). */
+  resyncMarginMs?: number;
 }
 
 /** The function's handler: an SQS batch response for a batch, a resync report for anything else. */
@@ -64,12 +69,18 @@ export function createLabelSyncHandler(options: LabelSyncHandlerOptions = {}): L
       return sqs(event, context);
     }
     if (context) logger.addContext(context);
+    const tables = options.runtime?.tables ?? tableNames();
     return runLabelResync({
-      cache: new ObjectCache(getDoc(), (options.runtime?.tables ?? tableNames()).cache),
-      storage: getStorage(),
+      cache: new ObjectCache(getDoc(), tables.cache),
+      // built only when a cluster's resync is due: an idle tick is one conditional write per cluster
+      storage: getStorage,
+      slots: new LabelResyncSlots(getDoc(), tables.control),
       clusters: options.clusters ?? clustersFromEnv(),
       config: getConfig(),
       logger,
+      now: options.now,
+      remainingMs: context ? () => context.getRemainingTimeInMillis() : undefined,
+      marginMs: options.resyncMarginMs,
     });
   };
 }

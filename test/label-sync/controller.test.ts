@@ -30,6 +30,8 @@ describe('label-sync controller on the runtime', () => {
   let cache: ObjectCache;
   const handlers = new Map<boolean, LabelSyncHandler>();
   let rv = 100;
+  /** The resync's clock (its period slots). */
+  let clock = Date.now();
 
   before(async () => {
     f = await startRuntimeFixture();
@@ -48,6 +50,7 @@ describe('label-sync controller on the runtime', () => {
           doc: f.db.doc,
           clusters: [CLUSTER],
           runtime: { tables: f.db.tables, sqs: f.sqs, queueUrl: f.queue.url, dlqUrl: f.dlq.url, logger: silentLogger(), recorderFor: () => recorder, limiter: { baseDelayMs: 5, maxDelayMs: 50 } },
+          now: () => clock,
         }),
       );
     }
@@ -160,7 +163,7 @@ describe('label-sync controller on the runtime', () => {
     assert.deepEqual(response.batchItemFailures, []);
     assert.equal(writes(), before);
     assert.deepEqual(await labelsOf('n-off'), {});
-    assert.deepEqual(await handlers.get(false)!({ source: 'schedule' }), { nodes: 0, differed: 0, writes: 0, failed: 0, skipped: 'disabled' });
+    assert.deepEqual(await handlers.get(false)!({ source: 'schedule' }), { clusters: [], nodes: 0, differed: 0, writes: 0, failed: 0, deferred: 0, skipped: 'disabled' });
   });
 
   it('the scheduled resync ensures every cached node whose labels differ, skipping unknown ones', async () => {
@@ -171,7 +174,9 @@ describe('label-sync controller on the runtime', () => {
     assert.equal(report.failed, 0);
     assert.ok(report.differed >= 1);
     assert.deepEqual(await labelsOf('n-resync'), { r: '1', 'storageos.com/computeonly': 'true' });
+    clock += 3_600_000; // the next period
     const again = (await handlers.get(true)!({ source: 'schedule' })) as LabelResyncReport;
+    assert.deepEqual(again.clusters, [CLUSTER]);
     assert.equal(again.differed, 0, 'nothing differs after a resync');
     assert.equal(again.writes, 0);
   });

@@ -67,6 +67,69 @@ describe('Scheduler', () => {
     assert.equal(scheduled.length, count, 'no firing after stop');
   });
 
+  it('fires a rate() rule when started, then once per period; a cron() rule only at its times', async () => {
+    const fired: { rule: string; at: number }[] = [];
+    const started = Date.now();
+    const scheduler = new Scheduler(
+      [
+        { rule: 'Hourly', expression: 'rate(1 hour)', input: '{"tick":true}', invoke: async () => void fired.push({ rule: 'Hourly', at: Date.now() }) },
+        { rule: 'Nightly', expression: 'cron(0 3 * * ? *)', invoke: async () => void fired.push({ rule: 'Nightly', at: Date.now() }) },
+      ],
+      { region: 'eu-west-1' },
+    );
+    scheduler.start();
+    try {
+      const deadline = Date.now() + 5_000;
+      while (fired.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+      await new Promise((r) => setTimeout(r, 300));
+    } finally {
+      await scheduler.stop();
+    }
+    assert.deepEqual(fired.map((f) => f.rule), ['Hourly'], 'the rate rule once at start, the cron rule not');
+    assert.ok(fired[0].at - started < 1_000, `fired ${fired[0].at - started} ms after start`);
+  });
+
+  it('sped up: the firing at start, then one per (scaled) period', async () => {
+    const at: number[] = [];
+    const scheduler = new Scheduler([{ rule: 'R', expression: 'rate(1 minute)', invoke: async () => void at.push(Date.now()) }], { region: 'eu-west-1', speedup: 300 }); // 200 ms
+    const started = Date.now();
+    scheduler.start();
+    const deadline = Date.now() + 10_000;
+    while (at.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    await scheduler.stop();
+    assert.ok(at.length >= 2, `${at.length} firings`);
+    assert.ok(at[0] - started < 150, `the first at start (${at[0] - started} ms)`);
+    assert.ok(at[1] - at[0] >= 150, `then a period later (${at[1] - at[0]} ms)`);
+  });
+
+  it("startFiring: 'period' keeps EventBridge's first firing one period after the rule is armed", async () => {
+    const fired: number[] = [];
+    const scheduler = new Scheduler([{ rule: 'R', expression: 'rate(1 minute)', invoke: async () => void fired.push(Date.now()) }], {
+      region: 'eu-west-1',
+      speedup: 300, // 200 ms
+      startFiring: 'period',
+    });
+    const started = Date.now();
+    scheduler.start();
+    await new Promise((r) => setTimeout(r, 120));
+    assert.equal(fired.length, 0, 'nothing at start');
+    const deadline = Date.now() + 5_000;
+    while (fired.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    await scheduler.stop();
+    assert.ok(fired[0] - started >= 180, `first firing ${fired[0] - started} ms after start`);
+  });
+
+  it('stop() waits for the firing at start', async () => {
+    let finished = false;
+    const scheduler = new Scheduler(
+      [{ rule: 'Slow', expression: 'rate(5 minutes)', invoke: async () => { await new Promise((r) => setTimeout(r, 200)); finished = true; } }],
+      { region: 'eu-west-1' },
+    );
+    scheduler.start();
+    await scheduler.stop();
+    assert.equal(finished, true);
+  });
+
   it('fire() invokes a rule now and returns its results', async () => {
     const scheduler = new Scheduler([{ rule: 'R', expression: 'cron(0 3 * * ? *)', input: '{"n":1}', invoke: async (e) => ({ got: e }) }], {
       region: 'eu-west-1',

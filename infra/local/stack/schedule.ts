@@ -5,6 +5,14 @@
  * target with the rule's `Input` (or, without one, a `Scheduled Event` envelope as EventBridge sends).
  *
  * Not supported (they throw {@link UnsupportedScheduleError}): the `L`, `W` and `#` cron operators.
+ *
+ * Deviation from EventBridge: a `rate()` rule fires once when the scheduler starts, then every period
+ * from there (EventBridge's first firing comes up to one period after the rule is created). The local
+ * stack's start stands for a deploy, and the functions' scheduled work is due at start as upstream's is:
+ * the node label resync runs shortly after start (api-manager: `-node-label-resync-delay`, 10 s; the
+ * label sync's own period slot keeps it to one run per `NODE_LABEL_RESYNC_INTERVAL`), the shared-volume
+ * poll polls from startup, the resync re-enqueues what is due. `cron()` rules fire only at their times.
+ * `startFiring: 'period'` keeps EventBridge's behaviour.
  */
 import { randomUUID } from 'node:crypto';
 
@@ -163,6 +171,11 @@ export interface SchedulerOptions {
   speedup?: number;
   /** Called after each firing (tests and logs). */
   onFired?: (rule: string, outcome: { event: unknown; result?: unknown; error?: unknown }) => void;
+  /**
+   * When a `rate()` rule first fires: `'start'` (default) when {@link Scheduler.start} is called, or
+   * `'period'` one period later, as EventBridge does after a rule is created.
+   */
+  startFiring?: 'start' | 'period';
 }
 
 interface ArmedTarget {
@@ -183,9 +196,13 @@ export class Scheduler {
     for (const target of targets) this.#targets.push({ target, schedule: parseSchedule(target.expression) });
   }
 
-  /** Arms every rule. */
+  /** Arms every rule; `rate()` rules fire now (unless `startFiring: 'period'`). */
   start(): void {
-    for (const t of this.#targets) this.#arm(t, new Date());
+    const now = new Date();
+    for (const t of this.#targets) {
+      if ((this.#o.startFiring ?? 'start') === 'start' && rateMs(t.schedule.expression) !== undefined) this.#fire(t, now);
+      else this.#arm(t, now);
+    }
   }
 
   /** Fires a rule now (as `aws events put-events` would trigger it); resolves with the target's result. */
@@ -207,13 +224,17 @@ export class Scheduler {
     const speedup = this.#o.speedup ?? 1;
     // real time: wait until `at`; sped up: scale the nominal interval (the nominal clock runs ahead)
     const delay = Math.max(0, speedup === 1 ? at.getTime() - Date.now() : (at.getTime() - from.getTime()) / speedup);
-    t.timer = setTimeout(() => {
-      // a slow target is not invoked twice at once: the next firing is armed after this one
-      t.running = this.#invoke(t.target, at).then(
-        () => this.#arm(t, at),
-        () => this.#arm(t, at),
-      );
-    }, delay);
+    t.timer = setTimeout(() => this.#fire(t, at), delay);
+  }
+
+  /** Invokes the target for the firing at `at`, then arms the next one. */
+  #fire(t: ArmedTarget, at: Date): void {
+    if (this.#stopped) return;
+    // a slow target is not invoked twice at once: the next firing is armed after this one
+    t.running = this.#invoke(t.target, at).then(
+      () => this.#arm(t, at),
+      () => this.#arm(t, at),
+    );
   }
 
   async #invoke(target: ScheduledTarget, time: Date): Promise<unknown> {
