@@ -29,7 +29,7 @@ import { MESSAGE_VERSION, type ClusterEvent, type WatchedKind } from '../runtime
 import { ENV, type Controller, type ReconcileRequest, type ReconcileResult } from '../runtime/reconcile.ts';
 import type { RuntimeContext } from '../runtime/handler.ts';
 import { RequeueSender } from '../resync/sender.ts';
-import { ObjectCache } from '../state/cache.ts';
+import { ObjectCache, type CachedObject } from '../state/cache.ts';
 import { PENDING_CLAIM_INDEX, pendingClaimPk } from '../state/schema.ts';
 import { BinderApi } from './api.ts';
 import { applyActions } from './apply.ts';
@@ -75,12 +75,14 @@ export interface BinderControllerOptions {
 }
 
 const API_VERSION = 'v1';
+/** The controller's name, as the runtime, its queue's filter policy and cache write-backs know it. */
+const CONTROLLER_WRITER = 'binder';
 
 /** The binder as a runtime {@link Controller}. */
 export function createBinderController(options: BinderControllerOptions = {}): Controller<RuntimeContext> {
   let sqs: SQSClient | undefined;
   return {
-    name: 'binder',
+    name: CONTROLLER_WRITER,
     kinds: ['PersistentVolumeClaim', 'PersistentVolume', 'StorageClass'],
     async reconcile(request, ctx): Promise<ReconcileResult> {
       const queueUrl = options.queueUrl ?? process.env[ENV.queueUrl.binder];
@@ -126,9 +128,15 @@ function requeueEvent(cluster: string, kind: WatchedKind, key: string, uid: stri
 }
 
 /** One reconcile of a claim or a volume key; throws to make the runtime retry. */
-export async function reconcileBinder(request: Pick<ReconcileRequest, 'kind' | 'key' | 'event'>, deps: BinderDeps): Promise<BinderOutcome> {
+export async function reconcileBinder(request: Pick<ReconcileRequest, 'kind' | 'key' | 'event' | 'cached'>, deps: BinderDeps): Promise<BinderOutcome> {
   if (request.kind === 'StorageClass') return reconcileClass(request, deps);
   return request.kind === 'PersistentVolume' ? reconcileVolume(request, deps) : reconcileClaim(request, deps);
+}
+
+/** The request's own cache entry: the one the runtime read with the backoff record, else a read now. */
+async function cachedEntry(request: Pick<ReconcileRequest, 'key' | 'cached'>, kind: WatchedKind, deps: BinderDeps): Promise<CachedObject | undefined> {
+  if (request.cached !== undefined) return request.cached ?? undefined;
+  return deps.cache.get(deps.cluster, kind, request.key);
 }
 
 /**
@@ -136,9 +144,9 @@ export async function reconcileBinder(request: Pick<ReconcileRequest, 'kind' | '
  * claims of that class (they may now be handed to its provisioner) and, for a default class, the
  * pending claims without any class (they get it retroactively).
  */
-async function reconcileClass(request: Pick<ReconcileRequest, 'key'>, deps: BinderDeps): Promise<BinderOutcome> {
+async function reconcileClass(request: Pick<ReconcileRequest, 'key' | 'cached'>, deps: BinderDeps): Promise<BinderOutcome> {
   const outcome: BinderOutcome = { writes: 0, stats: { queries: 1, itemsRead: 0 }, enqueued: 0 };
-  const hit = await deps.cache.get(deps.cluster, 'StorageClass', request.key);
+  const hit = await cachedEntry(request, 'StorageClass', deps);
   if (!hit || hit.deleted) return outcome;
   const sc = hit.object as unknown as StorageClass;
   const partitions = [sc.metadata.name];
@@ -157,9 +165,9 @@ async function reconcileClass(request: Pick<ReconcileRequest, 'key'>, deps: Bind
   return outcome;
 }
 
-async function reconcileClaim(request: Pick<ReconcileRequest, 'key' | 'event'>, deps: BinderDeps): Promise<BinderOutcome> {
+async function reconcileClaim(request: Pick<ReconcileRequest, 'key' | 'event' | 'cached'>, deps: BinderDeps): Promise<BinderOutcome> {
   const outcome: BinderOutcome = { writes: 0, stats: { queries: 1, itemsRead: 0 }, enqueued: 0 };
-  const hit = await deps.cache.get(deps.cluster, 'PersistentVolumeClaim', request.key);
+  const hit = await cachedEntry(request, 'PersistentVolumeClaim', deps);
   if (!hit || hit.deleted) {
     // deleteClaim: the volume it was bound to is released now rather than at the next resync.
     const last = (hit?.object ?? request.event.object) as PersistentVolumeClaim | undefined;
@@ -189,9 +197,9 @@ async function reconcileClaim(request: Pick<ReconcileRequest, 'key' | 'event'>, 
   return outcome;
 }
 
-async function reconcileVolume(request: Pick<ReconcileRequest, 'key' | 'event'>, deps: BinderDeps): Promise<BinderOutcome> {
+async function reconcileVolume(request: Pick<ReconcileRequest, 'key' | 'event' | 'cached'>, deps: BinderDeps): Promise<BinderOutcome> {
   const outcome: BinderOutcome = { writes: 0, stats: { queries: 1, itemsRead: 0 }, enqueued: 0 };
-  const hit = await deps.cache.get(deps.cluster, 'PersistentVolume', request.key);
+  const hit = await cachedEntry(request, 'PersistentVolume', deps);
   if (!hit || hit.deleted) {
     // deleteVolume: its claim turns Lost now rather than at the next resync.
     const last = (hit?.object ?? request.event.object) as PersistentVolume | undefined;
@@ -225,7 +233,8 @@ async function apply(result: SyncResult, deps: BinderDeps, outcome: BinderOutcom
   const applied = await applyActions(result, {
     write: async (w) => {
       const returned = await deps.api.write(w);
-      await deps.cache.put(deps.cluster, w.kind, returned);
+      // Tagged with the writer: the forwarder's event for this version then skips the binder's queue.
+      await deps.cache.put(deps.cluster, w.kind, returned, { writer: CONTROLLER_WRITER, classify: false });
       recordWriteMetrics(w.purpose, w.kind, returned, deps);
       return returned;
     },

@@ -10,7 +10,8 @@
  * Each watch event is written to the cache first, then queued for publishing. An event older than the
  * cache (`stale`: a replay) is not published. `unchanged` (same resourceVersion already cached) is still
  * published: a watch only yields changes after its resourceVersion, so the cache can only have it because
- * a controller wrote the object back after its own write, and other controllers need the event.
+ * a controller wrote the object back after its own write, and other controllers need the event. The
+ * event then names that controller in `writer`, and the writer's own subscription filters it out.
  *
  * Cache writes of different objects overlap (a window of `writeConcurrency`), enqueues keep watch order,
  * and the resume point only passes enqueued events. After a failed write the watch restarts from the first
@@ -264,10 +265,19 @@ export class Reflector {
   async #prepare(type: 'ADDED' | 'MODIFIED' | 'DELETED', object: KubeObjectJson): Promise<PublishItem> {
     const { cluster, resource, cache } = this.#o;
     const rv = String(object.metadata?.resourceVersion ?? '');
-    const result = await this.#write(() => (type === 'DELETED' ? cache.remove(cluster, resource.kind, object, rv) : cache.put(cluster, resource.kind, object)), object);
+    let writer: string | undefined;
+    const result = await this.#write(async () => {
+      if (type === 'DELETED') return cache.remove(cluster, resource.kind, object, rv);
+      const outcome = await cache.putDetailed(cluster, resource.kind, object);
+      writer = outcome.writer;
+      return outcome.result;
+    }, object);
     const progress = { kind: resource.kind, rv };
     if (result === 'stale') return { progress };
-    return { event: this.#event(type, object, rv), progress, seenAt: Date.now() };
+    // `unchanged` with a writer: a controller wrote this version and wrote it back; its own subscription
+    // leaves the event out, the others still get it.
+    const event = this.#event(type, object, rv);
+    return { event: writer ? { ...event, writer } : event, progress, seenAt: Date.now() };
   }
 
   /**

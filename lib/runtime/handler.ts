@@ -50,6 +50,8 @@ import { KubeEventRecorder, type EventRecorder, type InvolvedObject } from '../k
 import { budgetFromEnv, ApiBudget, BudgetTimeoutError, withBudgetDeadline } from '../state/bucket.ts';
 import { BackoffStore, rateLimiterConfigFromEnv, type BackoffId, type BackoffRecord, type RateLimiterConfig } from '../state/backoff.ts';
 import { createDocumentClient, type DocumentClient } from '../state/client.ts';
+import { ObjectCache } from '../state/cache.ts';
+import { readKeyState } from '../state/key-state.ts';
 import { LeaseStore } from '../state/lease.ts';
 import { tableNames, type TableNames } from '../state/schema.ts';
 import { SyncMarkers } from '../state/sync.ts';
@@ -221,7 +223,7 @@ export function createSqsHandler<Ctx = RuntimeContext>(controller: Controller<Ct
   const budgets = new Map<string, ApiBudget>();
 
   let services:
-    | { doc: DocumentClient; tables: TableNames; sqs: SQSClient; backoff: BackoffStore; sync: SyncMarkers; leases: LeaseStore; kube: KubeClients }
+    | { doc: DocumentClient; tables: TableNames; sqs: SQSClient; backoff: BackoffStore; cache: ObjectCache; sync: SyncMarkers; leases: LeaseStore; kube: KubeClients }
     | undefined;
   const init = () => {
     if (services) return services;
@@ -243,6 +245,7 @@ export function createSqsHandler<Ctx = RuntimeContext>(controller: Controller<Ct
       tables,
       sqs: options.sqs ?? createSqsClient(),
       backoff: new BackoffStore({ doc, table: tables.control, limiter, now }),
+      cache: new ObjectCache(doc, tables.cache, { now }),
       sync: new SyncMarkers(doc, tables.control, { now }),
       leases: new LeaseStore({ doc, table: tables.control, now }),
       kube,
@@ -366,6 +369,11 @@ export function createSqsHandler<Ctx = RuntimeContext>(controller: Controller<Ct
       logger.warn('ignoring a kind this controller does not reconcile', { kind: event.kind, messageId: record.messageId });
       return;
     }
+    if (event.writer === controller.name) {
+      // A version this controller wrote and wrote back itself; its subscription normally filters these out.
+      metrics.addMetric(METRIC.ownWriteSkipped, MetricUnit.Count, 1);
+      return;
+    }
     const request: ReconcileRequest = { cluster: event.cluster, kind: event.kind, key: event.key, event };
     const id: BackoffId = { controller: controller.name, cluster: event.cluster, kind: event.kind, key: event.key };
     // Groups run concurrently, so each record logs through a child logger of its own keys.
@@ -376,7 +384,8 @@ export function createSqsHandler<Ctx = RuntimeContext>(controller: Controller<Ct
       metrics.addMetric(METRIC.cacheNotSynced, MetricUnit.Count, 1);
       return await wait(log, inv, record, event, id, syncWaitMs, 'cache not synced: the initial LIST is not complete');
     }
-    const backoff = await s.backoff.get(id);
+    const { backoff, cached } = await readKeyState({ doc: s.doc, tables: s.tables, backoff: s.backoff, cache: s.cache }, id);
+    request.cached = cached ?? null;
     const receiveCount = Number(record.attributes.ApproximateReceiveCount) || 1;
     const early = backoff ? backoff.nextAttemptAt - now() : 0;
     if (backoff && early > GATE_SLACK_MS && (event.type === 'REQUEUE' || receiveCount > 1)) {

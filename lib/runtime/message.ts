@@ -48,15 +48,28 @@ export const ClusterEventSchema = z.object({
   observedAt: z.string().datetime(),
   /** For REQUEUE: which controller queue it was sent to. */
   controller: z.string().max(32).optional(),
+  /**
+   * Set when this version was written by a controller that had already written it back to the cache (its
+   * name): that controller's own subscription leaves the event out (it acted on it when it wrote it).
+   */
+  writer: z.string().regex(/^[a-z][-a-z0-9]*$/).max(32).optional(),
 });
 export type ClusterEvent = z.infer<typeof ClusterEventSchema>;
 
-/** SNS/SQS message attributes every cluster event carries (filter policies match on `kind`). */
+/** The `writer` attribute of an event no controller wrote (or whose writer is unknown). */
+export const NO_WRITER = 'cluster';
+
+/**
+ * SNS/SQS message attributes every cluster event carries. Filter policies match on `kind`, and on `writer`
+ * so that a controller's subscription leaves out the versions it wrote itself (`writer` is
+ * {@link NO_WRITER} otherwise).
+ */
 export function messageAttributes(event: ClusterEvent): Record<string, { DataType: 'String'; StringValue: string }> {
   return {
     kind: { DataType: 'String', StringValue: event.kind },
     cluster: { DataType: 'String', StringValue: event.cluster },
     type: { DataType: 'String', StringValue: event.type },
+    writer: { DataType: 'String', StringValue: event.writer ?? NO_WRITER },
   };
 }
 

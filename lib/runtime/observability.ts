@@ -16,6 +16,7 @@ export const METRIC = {
   reconcileLatency: 'ReconcileLatency',
   requeue: 'Requeue',
   poisonMessages: 'PoisonMessages',
+  ownWriteSkipped: 'OwnWriteSkipped',
   thresholdExceeded: 'ThresholdExceeded',
   terminalErrors: 'TerminalErrors',
   cacheNotSynced: 'CacheNotSynced',

@@ -18,6 +18,7 @@
  *   },
  * };
  */
+import type { CachedObject } from '../state/cache.ts';
 import type { ClusterEvent, WatchedKind } from './message.ts';
 
 export interface ReconcileRequest {
@@ -27,6 +28,11 @@ export interface ReconcileRequest {
   key: string;
   /** The message that caused this request (its embedded object is a hint, not the truth). */
   event: ClusterEvent;
+  /**
+   * The key's cache entry, read by the runtime (with the backoff record, in one request) just before the
+   * reconcile: `null` when the cache has none. Undefined when not read (a controller then reads it itself).
+   */
+  cached?: CachedObject | null;
 }
 
 /** Done (nothing more to do until the object changes), or look again after a delay. */

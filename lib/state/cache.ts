@@ -42,6 +42,23 @@ export interface CachedObject {
 /** `written`: the item moved forward. `stale`: the cache holds a newer rv. `unchanged`: same rv already held. */
 export type CacheWriteResult = 'written' | 'stale' | 'unchanged';
 
+export interface CachePutOptions {
+  /**
+   * The controller writing back an object its own API write returned (`binder`, `provisioner`, …). Kept on
+   * the entry, so the forwarder, when the watch brings that same version, can tag its event with the
+   * writer and the writer's own subscription can leave it out (the writer already acted on it).
+   */
+  writer?: string;
+  /** Default true: read the entry after a refused write to tell `unchanged` from `stale`. */
+  classify?: boolean;
+}
+
+/** What a put did; `writer` names who wrote the version found already cached (`unchanged` only). */
+export interface CachePutOutcome {
+  result: CacheWriteResult;
+  writer?: string;
+}
+
 export interface ObjectCacheOptions {
   /** How long a tombstone blocks resurrection, seconds. Default 3600. */
   tombstoneTtlSeconds?: number;
@@ -145,20 +162,41 @@ export class ObjectCache {
     return out.Item ? this.#live(out.Item) : undefined;
   }
 
+  /** The table key of an entry (for reads batched with other tables, see lib/state/key-state.ts). */
+  static itemKey(cluster: string, kind: string, key: string): { pk: string; sk: string } {
+    return { pk: cachePk(cluster, kind), sk: key };
+  }
+
+  /** An item read elsewhere as {@link get} would return it (expired tombstones are absent). */
+  entryOf(item: Record<string, any> | undefined): CachedObject | undefined {
+    return item ? this.#live(item) : undefined;
+  }
+
   /**
    * Writes the object if its resourceVersion is newer than what the cache holds (or the key is absent, or
    * holds an expired tombstone). Index attributes are recomputed from the object. An object too large for
    * an item is trimmed ({@link cachedJson}) or rejected with {@link ObjectTooLargeError}.
    */
-  async put(cluster: string, kind: string, object: CacheableObject): Promise<CacheWriteResult> {
+  async put(cluster: string, kind: string, object: CacheableObject, options: CachePutOptions = {}): Promise<CacheWriteResult> {
+    return (await this.putDetailed(cluster, kind, object, options)).result;
+  }
+
+  /**
+   * {@link put}, also saying who wrote the version that was already cached when the result is
+   * `unchanged` (a controller's write-back, see {@link CachePutOptions.writer}). With `classify: false` a
+   * refused write is reported `stale` without the read that tells `stale` from `unchanged` (a write-back
+   * does not care which).
+   */
+  async putDetailed(cluster: string, kind: string, object: CacheableObject, options: CachePutOptions = {}): Promise<CachePutOutcome> {
     const rv = parseResourceVersion(object.metadata?.resourceVersion);
     const stored = stripManagedFields(object);
     return this.#write(cluster, kind, cacheKey(object), rv, {
       uid: String(object.metadata?.uid ?? ''),
       obj: cachedJson(stored),
       deleted: false,
+      ...(options.writer ? { writer: options.writer } : {}),
       ...indexAttributes(cluster, kind, stored),
-    });
+    }, options.classify ?? true);
   }
 
   /**
@@ -168,12 +206,13 @@ export class ObjectCache {
   async remove(cluster: string, kind: string, object: CacheableObject, deletedRv: string | number): Promise<CacheWriteResult> {
     const rv = parseResourceVersion(deletedRv);
     const stored = stripManagedFields(object);
-    return this.#write(cluster, kind, cacheKey(object), rv, {
+    const outcome = await this.#write(cluster, kind, cacheKey(object), rv, {
       uid: String(object.metadata?.uid ?? ''),
       obj: cachedJson(stored),
       deleted: true,
       expiresAt: Math.floor(this.#now() / 1000) + this.#ttl,
-    });
+    }, true);
+    return outcome.result;
   }
 
   /** Every live object of a kind in key order (tombstones skipped unless asked for), paginated Query. */
@@ -213,7 +252,7 @@ export class ObjectCache {
     }
   }
 
-  async #write(cluster: string, kind: string, key: string, rv: number, attributes: Record<string, unknown>): Promise<CacheWriteResult> {
+  async #write(cluster: string, kind: string, key: string, rv: number, attributes: Record<string, unknown>, classify: boolean): Promise<CachePutOutcome> {
     const pk = cachePk(cluster, kind);
     try {
       await this.#doc.send(
@@ -225,13 +264,16 @@ export class ObjectCache {
           ExpressionAttributeValues: { ':rv': rv, ':true': true, ':nowSeconds': Math.floor(this.#now() / 1000) },
         }),
       );
-      return 'written';
+      return { result: 'written' };
     } catch (err) {
       if (!isConditionFailure(err)) throw err;
     }
+    if (!classify) return { result: 'stale' };
     // dynalite ignores ReturnValuesOnConditionCheckFailure, so read what won.
     const current = await this.#doc.send(new GetCommand({ TableName: this.table, Key: { pk, sk: key }, ConsistentRead: true }));
-    return Number(current.Item?.rv) === rv ? 'unchanged' : 'stale';
+    if (Number(current.Item?.rv) !== rv) return { result: 'stale' };
+    const writer = current.Item?.writer;
+    return typeof writer === 'string' && writer ? { result: 'unchanged', writer } : { result: 'unchanged' };
   }
 
   async *#query(input: QueryCommandInput): AsyncIterable<Record<string, any>> {

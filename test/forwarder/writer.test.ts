@@ -1,0 +1,78 @@
+/**
+ * A controller's own writes do not come back to it: when a function wrote an object and wrote the returned
+ * version back to the cache (tagged with its name), the forwarder's event for that version carries
+ * `writer`, and the writer's subscription (serverless.yml, as the local stack creates it) leaves it out
+ * while the other controllers still receive it.
+ *
+ * The forwarder is stopped while the "controller" writes, so that the write-back deterministically lands
+ * before the watch brings the version (in production the two race; a lost race costs one no-op message).
+ */
+process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
+
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { startForwarder, type Forwarder } from '../../lib/forwarder/forwarder.ts';
+import { ObjectCache } from '../../lib/state/cache.ts';
+import { EventRecorder, eventually, startTestStack, type Stack } from '../support/stack.ts';
+
+describe('writer-tagged versions skip the writer’s queue', () => {
+  let stack: Stack;
+  let core: CoreV1Api;
+  let kubeConfig: KubeConfig;
+  const recorder = new EventRecorder();
+  const forwarders: Forwarder[] = [];
+  const startOne = async (): Promise<Forwarder> => {
+    const f = await startForwarder({
+      cluster: stack.env.CLUSTER_ID ?? 'local',
+      kubeConfig,
+      sns: stack.sns.client,
+      topicArn: stack.topicArn,
+      doc: stack.dynamodb.doc,
+      tables: stack.tables,
+      kinds: ['PersistentVolume'],
+      lease: false,
+      logger: new Logger({ logLevel: 'SILENT' }),
+    });
+    forwarders.push(f);
+    await eventually(() => f.isReady(), 20_000, 'forwarder synced');
+    return f;
+  };
+
+  before(async () => {
+    stack = await startTestStack({ functions: { binder: recorder.handler('binder'), provisioner: recorder.handler('provisioner') }, storageApi: false });
+    kubeConfig = new KubeConfig();
+    kubeConfig.loadFromString(stack.kubeApi!.kubeconfig());
+    core = kubeConfig.makeApiClient(CoreV1Api);
+  });
+  after(async () => {
+    for (const f of forwarders) await f.stop();
+    await stack?.stop();
+  });
+
+  it('an event of a version the binder wrote back reaches the provisioner, not the binder; other versions reach both', async () => {
+    const spec = { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], storageClassName: 'w', hostPath: { path: '/tmp/w' } };
+    const created = await core.createPersistentVolume({ body: { metadata: { name: 'written' }, spec } });
+    const first = await startOne();
+    const seen = (consumer: string, rv: string) => recorder.events(consumer).some((e) => e.key === 'written' && e.resourceVersion === rv);
+    await eventually(() => seen('binder', created.metadata!.resourceVersion!) && seen('provisioner', created.metadata!.resourceVersion!), 20_000, 'initial version at both');
+    await first.stop();
+
+    // The "binder" writes and writes the returned version back, tagged; then a plain change by someone else.
+    const ours = await core.replacePersistentVolume({ name: 'written', body: { ...created, metadata: { ...created.metadata, labels: { by: 'binder' } } } });
+    await new ObjectCache(stack.dynamodb.doc, stack.tables.cache).put(stack.env.CLUSTER_ID ?? 'local', 'PersistentVolume', JSON.parse(JSON.stringify(ours)), { writer: 'binder' });
+    const theirs = await core.replacePersistentVolume({ name: 'written', body: { ...ours, metadata: { ...ours.metadata, labels: { by: 'someone' } } } });
+
+    const second = await startOne();
+    await second.flush();
+    await eventually(() => seen('provisioner', ours.metadata!.resourceVersion!) && seen('provisioner', theirs.metadata!.resourceVersion!), 20_000, 'both versions at the provisioner');
+    await eventually(() => seen('binder', theirs.metadata!.resourceVersion!), 20_000, 'the other writer’s version at the binder');
+    const tagged = recorder.events('provisioner').find((e) => e.key === 'written' && e.resourceVersion === ours.metadata!.resourceVersion);
+    assert.equal(tagged?.writer, 'binder', 'the event names the writer');
+    assert.equal(seen('binder', ours.metadata!.resourceVersion!), false, 'the binder never received its own version');
+    const untagged = recorder.events('binder').find((e) => e.key === 'written' && e.resourceVersion === theirs.metadata!.resourceVersion);
+    assert.equal(untagged?.writer, undefined);
+  });
+});
