@@ -11,6 +11,8 @@ import type { CoreV1Api, V1PersistentVolume, V1PersistentVolumeClaim } from '@ku
 import { isNotFound } from '../kube/errors.ts';
 import type { BinderWrite, PersistentVolume, PersistentVolumeClaim, Pod } from './types.ts';
 
+/** Pods with no node that have not finished: `spec.nodeName=,status.phase!=Succeeded,status.phase!=Failed`. */
+export const UNSCHEDULED_LIVE_PODS = 'spec.nodeName=,status.phase!=Succeeded,status.phase!=Failed';
 /** Typed client objects (Date fields) back to the JSON the API server sent. */
 const toJson = <T>(object: unknown): T => JSON.parse(JSON.stringify(object)) as T;
 
@@ -64,9 +66,13 @@ export class BinderApi {
     }
   }
 
-  /** Pods of a namespace (upstream reads them from its pod informer, indexed by claim). */
+  /**
+   * The namespace's pods that are not scheduled and not terminated — the only ones
+   * `findNonScheduledPodsByPVC` can name (upstream reads its pod informer, indexed by claim). The field
+   * selector keeps the answer to the pending pods instead of every pod of the namespace.
+   */
   async listPods(namespace: string): Promise<Pod[]> {
-    const list = await this.#core.listNamespacedPod({ namespace });
+    const list = await this.#core.listNamespacedPod({ namespace, fieldSelector: UNSCHEDULED_LIVE_PODS });
     return toJson<Pod[]>(list.items);
   }
 }
