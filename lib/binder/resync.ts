@@ -3,19 +3,20 @@
  * resync function re-enqueues every pending claim and every Released or Failed volume of a cluster on
  * its schedule, so a claim no event wakes (e.g. waiting for a volume that an admin frees by hand) and a
  * volume whose reclaim failed are looked at again.
+ *
+ * Both come from the cache's sparse {@link RESYNC_INDEX}, which holds exactly those objects: a run reads
+ * what needs looking at, however many bound claims and volumes the cluster has (upstream walks its whole
+ * informer cache; a DynamoDB read of every cached object each minute would grow with the cluster).
  */
 import { registerResync } from '../resync/registry.ts';
-import { ClaimPhase, VolumePhase } from './constants.ts';
+import { RESYNC_INDEX, resyncPk } from '../state/schema.ts';
 
 registerResync('binder', async function* binderResync(cluster, cache) {
-  for await (const entry of cache.list(cluster, 'PersistentVolumeClaim')) {
-    const claim = entry.object as { status?: { phase?: string }; metadata?: { namespace?: string; name?: string } };
-    if ((claim.status?.phase ?? ClaimPhase.Pending) !== ClaimPhase.Pending) continue;
-    yield { kind: 'PersistentVolumeClaim', key: `${claim.metadata?.namespace ?? ''}/${claim.metadata?.name}`, uid: entry.uid, resourceVersion: String(entry.rv) };
-  }
-  for await (const entry of cache.list(cluster, 'PersistentVolume')) {
-    const phase = (entry.object as { status?: { phase?: string } }).status?.phase;
-    if (phase !== VolumePhase.Released && phase !== VolumePhase.Failed) continue;
-    yield { kind: 'PersistentVolume', key: String(entry.object.metadata?.name), uid: entry.uid, resourceVersion: String(entry.rv) };
+  for (const kind of ['PersistentVolumeClaim', 'PersistentVolume'] as const) {
+    for await (const entry of cache.queryIndex(RESYNC_INDEX, resyncPk(cluster, kind))) {
+      const meta = entry.object.metadata ?? {};
+      const key = kind === 'PersistentVolumeClaim' ? `${meta.namespace ?? ''}/${meta.name}` : String(meta.name);
+      yield { kind, key, uid: entry.uid, resourceVersion: String(entry.rv) };
+    }
   }
 });

@@ -9,6 +9,7 @@
  * | {@link VOLUME_MATCH_INDEX} | `matchPk` = `<cluster>#<storageClassName or ''>#<sorted, de-duplicated access modes joined by ','>` | `matchSk` = `<capacity bytes, zero-padded to 24 digits>#<PV name>` | PersistentVolumes with no `spec.claimRef`, no `metadata.deletionTimestamp`, and `status.phase` Available, Pending or unset |
  * | {@link CLAIM_REF_INDEX} | `claimRefPk` = `<cluster>#<claimRef.namespace>/<claimRef.name>` | `sk` (the PV name) | PersistentVolumes with a `spec.claimRef` (bound or pre-bound), deleting or not |
  * | {@link PENDING_CLAIM_INDEX} | `pendingPk` = `<cluster>#<class>` | `pendingSk` = `<request bytes, zero-padded to 24 digits>#<namespace>/<name>` | PersistentVolumeClaims with an empty `spec.volumeName` and no `metadata.deletionTimestamp`; `<class>` is `spec.storageClassName`, else the `volume.beta.kubernetes.io/storage-class` annotation, else '' |
+ * | {@link RESYNC_INDEX} | `resyncPk` = `<cluster>#<Kind>` | `sk` (the key) | PersistentVolumeClaims whose `status.phase` is Pending or unset, PersistentVolumes whose `status.phase` is Released or Failed: what the binder's resync revisits, so its cost follows them, not the number of bound objects |
  *
  * Sort-key order is numeric order of the size, so the binder finds the smallest Available volume of at
  * least `n` bytes with `Query matchPk = :pk AND matchSk >= padBytes(n)`, `Limit` small, ascending. A
@@ -23,10 +24,12 @@ import { quantityBytes } from '../kube/quantity.ts';
 import {
   CLAIM_REF_INDEX,
   PENDING_CLAIM_INDEX,
+  RESYNC_INDEX,
   VOLUME_MATCH_INDEX,
   claimRefPk,
   padBytes,
   pendingClaimPk,
+  resyncPk,
   volumeMatchPk,
   volumeMatchSk,
 } from './schema.ts';
@@ -39,12 +42,13 @@ export const CACHE_INDEX_KEYS = {
   [VOLUME_MATCH_INDEX]: { hashKey: 'matchPk', rangeKey: 'matchSk' },
   [CLAIM_REF_INDEX]: { hashKey: 'claimRefPk', rangeKey: 'sk' },
   [PENDING_CLAIM_INDEX]: { hashKey: 'pendingPk', rangeKey: 'pendingSk' },
+  [RESYNC_INDEX]: { hashKey: 'resyncPk', rangeKey: 'sk' },
 } as const;
 
 export type CacheIndexName = keyof typeof CACHE_INDEX_KEYS;
 
 /** The index attribute names, all of them: removed from an item when the object stops qualifying. */
-export const INDEX_ATTRIBUTES = ['matchPk', 'matchSk', 'claimRefPk', 'pendingPk', 'pendingSk'] as const;
+export const INDEX_ATTRIBUTES = ['matchPk', 'matchSk', 'claimRefPk', 'pendingPk', 'pendingSk', 'resyncPk'] as const;
 
 export type IndexAttributes = Partial<Record<(typeof INDEX_ATTRIBUTES)[number], string>>;
 
@@ -79,12 +83,14 @@ export function volumeClass(volume: Obj): string {
 
 /** Index attributes of a PersistentVolume (see the module table). */
 export function volumeIndexAttributes(cluster: string, volume: Obj): IndexAttributes {
+  const phase = volume.status?.phase;
+  const resync: IndexAttributes = phase === 'Released' || phase === 'Failed' ? { resyncPk: resyncPk(cluster, 'PersistentVolume') } : {};
   const claimRef = volume.spec?.claimRef;
   if (claimRef && typeof claimRef === 'object') {
-    return { claimRefPk: claimRefPk(cluster, claimRef.namespace ?? '', claimRef.name ?? '') };
+    return { claimRefPk: claimRefPk(cluster, claimRef.namespace ?? '', claimRef.name ?? ''), ...resync };
   }
+  if (Object.keys(resync).length) return resync;
   if (volume.metadata?.deletionTimestamp) return {};
-  const phase = volume.status?.phase;
   if (phase !== undefined && phase !== '' && phase !== 'Available' && phase !== 'Pending') return {};
   const name = String(volume.metadata?.name ?? '');
   return {
@@ -95,11 +101,14 @@ export function volumeIndexAttributes(cluster: string, volume: Obj): IndexAttrib
 
 /** Index attributes of a PersistentVolumeClaim (see the module table). */
 export function claimIndexAttributes(cluster: string, claim: Obj): IndexAttributes {
-  if (claim.spec?.volumeName) return {};
-  if (claim.metadata?.deletionTimestamp) return {};
+  const phase = claim.status?.phase;
+  const resync: IndexAttributes = phase === undefined || phase === '' || phase === 'Pending' ? { resyncPk: resyncPk(cluster, 'PersistentVolumeClaim') } : {};
+  if (claim.spec?.volumeName) return resync;
+  if (claim.metadata?.deletionTimestamp) return resync;
   const namespace = String(claim.metadata?.namespace ?? '');
   const name = String(claim.metadata?.name ?? '');
   return {
+    ...resync,
     pendingPk: pendingClaimPk(cluster, claimClass(claim)),
     pendingSk: `${padBytes(bytesOf(claim.spec?.resources?.requests?.storage))}#${namespace}/${name}`,
   };

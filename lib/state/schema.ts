@@ -14,6 +14,7 @@
  * | `matchPk`, `matchSk` (S) | set only on unbound, non-deleting PVs: index {@link VOLUME_MATCH_INDEX} |
  * | `claimRefPk` (S) | set only on PVs with a claimRef: index {@link CLAIM_REF_INDEX} |
  * | `pendingPk`, `pendingSk` (S) | set only on unbound claims: index {@link PENDING_CLAIM_INDEX} |
+ * | `resyncPk` (S) | set only on Pending claims and Released/Failed volumes: index {@link RESYNC_INDEX} |
  *
  * ## Control (`CONTROL_TABLE`) — runtime state
  * | `pk` (S, hash) | kind of record |
@@ -30,6 +31,7 @@
 export const VOLUME_MATCH_INDEX = 'byVolumeMatch';
 export const CLAIM_REF_INDEX = 'byClaimRef';
 export const PENDING_CLAIM_INDEX = 'byPendingClaim';
+export const RESYNC_INDEX = 'byResync';
 export const DUE_INDEX = 'byDue';
 
 export interface TableNames {
@@ -60,6 +62,8 @@ export const volumeMatchPk = (cluster: string, storageClass: string, accessModes
 export const volumeMatchSk = (capacityBytes: bigint, name: string): string => `${padBytes(capacityBytes)}#${name}`;
 export const claimRefPk = (cluster: string, namespace: string, name: string): string => `${cluster}#${namespace}/${name}`;
 export const pendingClaimPk = (cluster: string, storageClass: string): string => `${cluster}#${storageClass}`;
+/** Partition of the resync index: the objects of one kind of a cluster that the binder's resync revisits. */
+export const resyncPk = (cluster: string, kind: string): string => `${cluster}#${kind}`;
 
 export const backoffPk = (controller: string, cluster: string, kind: string, key: string): string =>
   `backoff#${controller}#${cluster}#${kind}#${key}`;

@@ -3,7 +3,7 @@
  * the test helper and (by comparison) serverless.yml, so the layout cannot drift between them.
  */
 import { CreateTableCommand, DescribeTableCommand, type CreateTableCommandInput, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { CLAIM_REF_INDEX, DUE_INDEX, PENDING_CLAIM_INDEX, VOLUME_MATCH_INDEX, type TableNames } from './schema.ts';
+import { CLAIM_REF_INDEX, DUE_INDEX, PENDING_CLAIM_INDEX, RESYNC_INDEX, VOLUME_MATCH_INDEX, type TableNames } from './schema.ts';
 
 const allProjected = { ProjectionType: 'ALL' } as const;
 
@@ -20,6 +20,7 @@ export function cacheTableDefinition(tableName: string): CreateTableCommandInput
       { AttributeName: 'claimRefPk', AttributeType: 'S' },
       { AttributeName: 'pendingPk', AttributeType: 'S' },
       { AttributeName: 'pendingSk', AttributeType: 'S' },
+      { AttributeName: 'resyncPk', AttributeType: 'S' },
     ],
     KeySchema: [
       { AttributeName: 'pk', KeyType: 'HASH' },
@@ -47,6 +48,14 @@ export function cacheTableDefinition(tableName: string): CreateTableCommandInput
         KeySchema: [
           { AttributeName: 'pendingPk', KeyType: 'HASH' },
           { AttributeName: 'pendingSk', KeyType: 'RANGE' },
+        ],
+        Projection: allProjected,
+      },
+      {
+        IndexName: RESYNC_INDEX,
+        KeySchema: [
+          { AttributeName: 'resyncPk', KeyType: 'HASH' },
+          { AttributeName: 'sk', KeyType: 'RANGE' },
         ],
         Projection: allProjected,
       },

@@ -53,3 +53,35 @@ it('re-enqueues pending claims and Released/Failed volumes only', async () => {
   );
   assert.ok(items.every((i) => /^[0-9]+$/.test(i.resourceVersion)));
 });
+
+it('reads only what it re-enqueues: 300 bound claims and volumes cost nothing', async () => {
+  const cache = new ObjectCache(db.doc, db.tables.cache);
+  let rv = 1000;
+  const writes: Promise<unknown>[] = [];
+  for (let i = 0; i < 300; i++) {
+    writes.push(cache.put('big', 'PersistentVolumeClaim', {
+      metadata: { name: `bound-${i}`, namespace: 'ns', uid: `c-${i}`, resourceVersion: String(rv++) },
+      spec: { volumeName: `pv-${i}` }, status: { phase: 'Bound' },
+    }));
+    writes.push(cache.put('big', 'PersistentVolume', {
+      metadata: { name: `pv-${i}`, uid: `v-${i}`, resourceVersion: String(rv++) },
+      spec: { claimRef: { namespace: 'ns', name: `bound-${i}` } }, status: { phase: 'Bound' },
+    }));
+  }
+  await Promise.all(writes);
+  await cache.put('big', 'PersistentVolumeClaim', { metadata: { name: 'waiting', namespace: 'ns', uid: 'w', resourceVersion: String(rv++) }, spec: {}, status: { phase: 'Pending' } });
+  await cache.put('big', 'PersistentVolume', { metadata: { name: 'freed', uid: 'f', resourceVersion: String(rv) }, spec: { claimRef: { namespace: 'ns', name: 'gone' } }, status: { phase: 'Released' } });
+
+  let itemsRead = 0;
+  const counted = new ObjectCache({
+    send: async (command: any) => {
+      const out: any = await db.doc.send(command);
+      itemsRead += out.Items?.length ?? (out.Item ? 1 : 0);
+      return out;
+    },
+  } as typeof db.doc, db.tables.cache);
+  const items = [];
+  for await (const item of registeredResyncs().get('binder')!('big', counted, { doc: db.doc, tables: db.tables })) items.push(`${item.kind} ${item.key}`);
+  assert.deepEqual(items.sort(), ['PersistentVolume freed', 'PersistentVolumeClaim ns/waiting']);
+  assert.equal(itemsRead, 2, 'the resync index holds just the two');
+});

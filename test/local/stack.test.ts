@@ -79,7 +79,7 @@ describe('local stack', () => {
     const cache = await stack.dynamodb.client.send(new DescribeTableCommand({ TableName: stack.tables.cache }));
     assert.deepEqual(
       cache.Table!.GlobalSecondaryIndexes!.map((g) => g.IndexName).sort(),
-      ['byClaimRef', 'byPendingClaim', 'byVolumeMatch'],
+      ['byClaimRef', 'byPendingClaim', 'byResync', 'byVolumeMatch'],
     );
     assert.equal(stack.env.CACHE_TABLE, 'claimflow-local-cache');
     assert.equal(stack.env.BINDER_QUEUE_URL, binder.url);

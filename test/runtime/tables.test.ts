@@ -2,7 +2,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { CLAIM_REF_INDEX, DUE_INDEX, PENDING_CLAIM_INDEX, VOLUME_MATCH_INDEX } from '../../lib/state/schema.ts';
+import { CLAIM_REF_INDEX, DUE_INDEX, PENDING_CLAIM_INDEX, RESYNC_INDEX, VOLUME_MATCH_INDEX } from '../../lib/state/schema.ts';
 import { createTables } from '../../lib/state/tables.ts';
 import { startDynalite, type Dynalite } from '../support/dynalite.ts';
 
@@ -23,6 +23,7 @@ test('test/support/dynalite creates both tables with the indexes schema.ts names
     [VOLUME_MATCH_INDEX]: 'matchPk,matchSk',
     [CLAIM_REF_INDEX]: 'claimRefPk,sk',
     [PENDING_CLAIM_INDEX]: 'pendingPk,pendingSk',
+    [RESYNC_INDEX]: 'resyncPk,sk',
   });
   assert.deepEqual(indexes(control), { [DUE_INDEX]: 'dueShard,dueAt' });
 });

@@ -229,7 +229,7 @@ describe('serverless.yml → CloudFormation', () => {
     }
     assert.deepEqual(
       R.CacheTable.Properties!.GlobalSecondaryIndexes.map((g: any) => g.IndexName).sort(),
-      ['byClaimRef', 'byPendingClaim', 'byVolumeMatch'],
+      ['byClaimRef', 'byPendingClaim', 'byResync', 'byVolumeMatch'],
     );
     assert.deepEqual(
       R.ControlTable.Properties!.GlobalSecondaryIndexes.map((g: any) => g.IndexName),
