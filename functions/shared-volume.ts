@@ -3,7 +3,8 @@
  * - An SQS batch from the shared-volume queue (VolumeAttachment, PVC, Service and Endpoints events) → an
  *   immediate reconcile of the volumes concerned, through the shared SQS FIFO runtime.
  * - The scheduled event (`{"action":"poll"}`, every minute) → poll at `SHARED_VOLUME_POLL_INTERVAL_MS` until
- *   shortly before the next invocation.
+ *   shortly before the invocation must end (the next one's due time or the Lambda timeout), as the cluster's one
+ *   poll owner, handing over to the next invocation when it stops.
  * Configuration: `lib/shared-volume/config.ts` (`SHARED_VOLUME_*`) and the storage API variables. Nothing is
  * built at import.
  */

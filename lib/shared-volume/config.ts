@@ -17,7 +17,11 @@ export interface SharedVolumeConfig {
   createWaitMs: number;
   /** Period of the scheduled invocation (default 1 min, the `sharedVolumePollSchedule` rate). */
   scheduleIntervalMs: number;
-  /** A scheduled invocation stops polling this long before the next one is due (default 5 s). */
+  /**
+   * A scheduled invocation stops polling this long before it must end: the next invocation's due time or the
+   * Lambda timeout, whichever is first (default 2 s: every call in flight is aborted at the stop, so the
+   * margin only covers the lease handover and the metrics flush).
+   */
   scheduleMarginMs: number;
 }
 
@@ -28,7 +32,7 @@ export const DEFAULT_CONFIG: SharedVolumeConfig = {
   createPollIntervalMs: 1000,
   createWaitMs: 20_000,
   scheduleIntervalMs: 60_000,
-  scheduleMarginMs: 5000,
+  scheduleMarginMs: 2000,
 };
 
 /** Environment variables of each knob. */

@@ -1,12 +1,15 @@
 /**
  * The shared volume controller as a function: the SQS controller (an immediate reconcile of the volumes a
  * VolumeAttachment, PVC, Service or Endpoints event concerns) and the scheduled poll (every minute, polling at
- * the configured interval until shortly before the next invocation).
+ * the configured interval until shortly before the invocation must end, as the cluster's one poll owner).
+ * Both take a volume's lease before reconciling it, so a volume is never reconciled by two invocations at once,
+ * and both end their work before the Lambda timeout.
  *
  * @example
  * const controller = createSharedVolumeController({ storage, config });
  * export const handler = createSqsHandler(controller, sharedVolumeRuntimeOptions());
  */
+import { randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
@@ -15,13 +18,16 @@ import { KubeEventRecorder, type EventRecorder } from '../kube/recorder.ts';
 import type { RuntimeContext, SqsHandlerOptions } from '../runtime/handler.ts';
 import { createLogger, createMetrics } from '../runtime/observability.ts';
 import { ENV, type Controller } from '../runtime/reconcile.ts';
-import { ApiBudget, budgetFromEnv } from '../state/bucket.ts';
+import { ApiBudget, budgetFromEnv, withBudgetDeadline } from '../state/bucket.ts';
+import { ObjectCache } from '../state/cache.ts';
 import { createDocumentClient, type DocumentClient } from '../state/client.ts';
+import { LeaseStore } from '../state/lease.ts';
 import { tableNames, type TableNames } from '../state/schema.ts';
 import { SharedVolumeCache } from './cache.ts';
 import type { SharedVolumeConfig } from './config.ts';
-import { COMPONENT, CONTROLLER_NAME } from './constants.ts';
+import { BUSY_REQUEUE_MS, COMPONENT, CONTROLLER_NAME, startReserveMs, SV_METRIC } from './constants.ts';
 import { SharedVolumeReconcileError } from './errors.ts';
+import { acquirePollOwnership, type NotOwnerReason } from './ownership.ts';
 import { SharedVolumeReconciler, type PollResult, type SharedVolumeApi, type SharedVolumeLogger, type SharedVolumeMetricsSink } from './reconciler.ts';
 import { triggerFor } from './triggers.ts';
 
@@ -44,14 +50,27 @@ export function loggerSink(logger: Logger): SharedVolumeLogger {
 export interface SharedVolumeControllerOptions {
   storage: SharedVolumeApi;
   config: SharedVolumeConfig;
+  /**
+   * The event path stops its work this long before the Lambda timeout (default `TIME_MARGIN_MS`, else 5 s: the
+   * runtime's own margin, so a reconcile never runs into the time the runtime keeps for itself).
+   */
+  timeMarginMs?: number;
 }
+
+const positiveInt = (value: string | undefined, fallback: number): number => {
+  const parsed = Number(value);
+  return value !== undefined && value !== '' && Number.isInteger(parsed) && parsed >= 0 ? parsed : fallback;
+};
 
 /**
  * The SQS controller. A request whose volumes failed throws {@link SharedVolumeReconcileError}, so the
- * runtime retries it with backoff (a 412 or a 401 on the way is then survived even between polls).
+ * runtime retries it with backoff (a 412 or a 401 on the way is then survived even between polls). A volume
+ * another invocation holds (`busy`), or one the Lambda deadline left undone (`deferred`), requeues the request
+ * after {@link BUSY_REQUEUE_MS}: nothing is lost, and nothing counts as a failure.
  */
 export function createSharedVolumeController(options: SharedVolumeControllerOptions): Controller<RuntimeContext> {
   const caches = new Map<string, SharedVolumeCache>();
+  const timeMarginMs = options.timeMarginMs ?? positiveInt(process.env.TIME_MARGIN_MS, 5000);
   return {
     name: CONTROLLER_NAME,
     kinds: ['VolumeAttachment', 'PersistentVolumeClaim', 'Service', 'Endpoints'],
@@ -68,21 +87,34 @@ export function createSharedVolumeController(options: SharedVolumeControllerOpti
         config: options.config,
         metrics: metricsSink(ctx.metrics),
         logger: loggerSink(ctx.logger),
+        objects: new ObjectCache(ctx.doc, ctx.tables.cache),
+        leases: ctx.leases,
+        cluster: request.cluster,
       });
-      const result = await reconciler.pollOnce(trigger.all ? {} : { only: trigger.select });
+      const deadline = ctx.lambdaContext ? Date.now() + ctx.lambdaContext.getRemainingTimeInMillis() - timeMarginMs : undefined;
+      const result = await reconciler.pollOnce({ ...(trigger.all ? {} : { only: trigger.select }), deadline });
       throwOnFailure(result);
+      if (result.deadlineReached || [...(result.outcomes?.values() ?? [])].some((o) => o === 'busy' || o === 'deferred')) {
+        return { requeueAfterMs: BUSY_REQUEUE_MS };
+      }
     },
   };
 }
 
-/** Throws when the list failed or a volume failed. */
+/** Throws when the list failed or a volume failed (not when the deadline cut the list short). */
 function throwOnFailure(result: PollResult): void {
-  if (result.outcomes === undefined) throw new SharedVolumeReconcileError('failed to list shared volumes');
+  if (result.outcomes === undefined) {
+    if (result.deadlineReached) return;
+    throw new SharedVolumeReconcileError('failed to list shared volumes');
+  }
   const failed = [...result.outcomes].filter(([, outcome]) => outcome === 'failed').map(([id]) => id);
   if (failed.length > 0) throw new SharedVolumeReconcileError(`shared volumes failed: ${failed.join(', ')}`);
 }
 
-/** Runtime options of the SQS handler: events as `storageos-api-manager`; no informer-cache gate (reads go to the API). */
+/**
+ * Runtime options of the SQS handler: events as `storageos-api-manager`; no informer-cache gate (a read the
+ * object cache cannot answer is a GET, so a half-filled cache is never wrong, only slower).
+ */
 export function sharedVolumeRuntimeOptions(): SqsHandlerOptions<RuntimeContext> {
   return { component: COMPONENT, requiresSynced: [] };
 }
@@ -111,14 +143,26 @@ export interface ScheduledPollerOptions extends SharedVolumeControllerOptions {
 /** What one scheduled invocation did. */
 export interface ScheduledPollSummary {
   cluster: string;
+  /** Whether this invocation owned the cluster's poll (else `notOwner` says why it did not poll). */
+  owner: boolean;
+  notOwner?: NotOwnerReason;
+  /** Time spent waiting for the previous owner's handover. */
+  waitedMs: number;
   iterations: number;
   listFailures: number;
   volumes: number;
+  /** Volumes skipped because the event path held them, over all passes. */
+  busy: number;
+  /** Volumes (or a list) the stop time cut short, over all passes. */
+  deferred: number;
 }
 
 /**
- * The scheduled poll: iterations at `pollIntervalMs` until `scheduleIntervalMs - scheduleMarginMs` after the
- * start (and never closer than the margin to the Lambda timeout), so consecutive invocations tile the schedule.
+ * The scheduled poll. The invocation must be over by `end` = the next invocation's due time
+ * (`scheduleIntervalMs` after the start) or the Lambda timeout, whichever is first; it polls until
+ * `stopAt = end - scheduleMarginMs`, when every call still in flight is aborted. It polls only as the cluster's
+ * poll owner (the lease `sv-poll#<cluster>` until `end`; see ownership.ts), taking over from the previous owner
+ * at its handover, and hands over (releases the lease) as soon as it stops.
  */
 export function createScheduledPoller(options: ScheduledPollerOptions): (event: ScheduledPollEvent, context?: Context) => Promise<ScheduledPollSummary> {
   const env = options.env ?? process.env;
@@ -129,13 +173,20 @@ export function createScheduledPoller(options: ScheduledPollerOptions): (event: 
   let doc: DocumentClient | undefined;
   let tables: TableNames | undefined;
   let kube: KubeClients | undefined;
+  let leases: LeaseStore | undefined;
+  let objects: ObjectCache | undefined;
   return async (event, context) => {
     const started = Date.now();
+    const { config } = options;
+    const end = Math.min(started + config.scheduleIntervalMs, context ? started + context.getRemainingTimeInMillis() : Infinity);
+    const stopAt = end - config.scheduleMarginMs;
     const cluster = event.cluster ?? env[ENV.clusterId] ?? 'default';
     doc ??= options.doc ?? createDocumentClient();
     tables ??= options.tables ?? tableNames(env);
     const d = doc;
     const t = tables;
+    leases ??= new LeaseStore({ doc: d, table: t.control });
+    objects ??= new ObjectCache(d, t.cache);
     kube ??=
       options.kube ??
       new KubeClients({ env, budget: (c) => new ApiBudget({ doc: d, table: t.control, cluster: c, ...budgetFromEnv(env) }) });
@@ -156,26 +207,47 @@ export function createScheduledPoller(options: ScheduledPollerOptions): (event: 
         });
       recorders.set(cluster, recorder);
     }
-    const { config } = options;
-    let deadline = started + config.scheduleIntervalMs - config.scheduleMarginMs;
-    if (context) deadline = Math.min(deadline, started + context.getRemainingTimeInMillis() - config.scheduleMarginMs);
-    const reconciler = new SharedVolumeReconciler({
-      storage: options.storage,
-      core: await k.coreV1(cluster),
-      recorder,
-      cache,
-      config,
-      metrics: metricsSink(metrics),
-      logger: loggerSink(logger),
-    });
+    const summary: ScheduledPollSummary = { cluster, owner: false, waitedMs: 0, iterations: 0, listFailures: 0, volumes: 0, busy: 0, deferred: 0 };
+    const holder = context?.awsRequestId ?? randomUUID();
     try {
-      const results = await reconciler.pollUntil(deadline);
-      return {
+      const ownership = await acquirePollOwnership({ leases, cluster, holder, leaseUntil: end, stopAt, reserveMs: startReserveMs(config.pollIntervalMs) });
+      summary.waitedMs = ownership.waitedMs;
+      if (ownership.waitedMs > 0) metrics.addMetric(SV_METRIC.handoverWait, MetricUnit.Milliseconds, ownership.waitedMs);
+      if (!ownership.lease) {
+        summary.notOwner = ownership.reason;
+        metrics.addMetric(SV_METRIC.pollNotOwner, MetricUnit.Count, 1);
+        logger.info('not polling: another invocation owns the poll of this cluster', { cluster, reason: ownership.reason, waitedMs: ownership.waitedMs });
+        return summary;
+      }
+      summary.owner = true;
+      const reconciler = new SharedVolumeReconciler({
+        storage: options.storage,
+        core: await k.coreV1(cluster),
+        recorder,
+        cache,
+        config,
+        metrics: metricsSink(metrics),
+        logger: loggerSink(logger),
+        objects,
+        leases,
         cluster,
-        iterations: results.length,
-        listFailures: results.filter((r) => r.outcomes === undefined).length,
-        volumes: Math.max(0, ...results.map((r) => r.listed)),
-      };
+      });
+      try {
+        const results = await withBudgetDeadline(stopAt, () => reconciler.pollUntil(stopAt));
+        summary.iterations = results.length;
+        summary.listFailures = results.filter((r) => r.outcomes === undefined && !r.deadlineReached).length;
+        summary.volumes = Math.max(0, ...results.map((r) => r.listed));
+        for (const r of results) {
+          for (const outcome of r.outcomes?.values() ?? []) {
+            if (outcome === 'busy') summary.busy++;
+            if (outcome === 'deferred') summary.deferred++;
+          }
+          if (r.outcomes === undefined && r.deadlineReached) summary.deferred++;
+        }
+      } finally {
+        await leases.release(ownership.lease).catch((error: unknown) => logger.warn('poll lease not released', { cluster, error: String(error) }));
+      }
+      return summary;
     } finally {
       metrics.publishStoredMetrics();
     }

@@ -3,26 +3,36 @@
  * and return the mount endpoint `<ClusterIP>:2049`. The decisions are those of `objects.ts`; this file does
  * the I/O against the Kubernetes API and records the two upstream events.
  *
- * Unlike upstream, reads go to the API server, not an informer cache, so a create's answer already carries
- * the allocated ClusterIP; the create-then-poll wait only runs when it does not.
+ * Reads go through {@link ObjectReads}: the object cache first (as upstream reads its informer cache), a GET
+ * on a miss. An update computed from a cached object that was behind gets a 409 Conflict; the object is then
+ * read from the API and the decision made again, once. Every object the API returns after a write is written
+ * back to the cache. A create's answer carries the allocated ClusterIP, so the create-then-wait poll runs only
+ * when it does not. Every call carries the step's abort signal.
  */
-import type { CoreV1Api, V1Endpoints, V1OwnerReference, V1Service } from '@kubernetes/client-node';
-import { isNotFound } from '../kube/errors.ts';
+import type { CoreV1Api, V1OwnerReference, V1Service } from '@kubernetes/client-node';
+import { isConflict } from '../kube/errors.ts';
 import type { EventRecorder } from '../kube/recorder.ts';
 import type { SharedVolume } from '../storage/types.ts';
 import { EVENTS } from './constants.ts';
+import { kubeCallOptions } from './deadline.ts';
 import { ClusterIPTimeoutError, EnsureServiceError } from './errors.ts';
 import { desiredEndpoints, desiredService, endpointsIsEqual, endpointsUpdate, frontend, serviceIsEqual, serviceUpdate } from './objects.ts';
+import type { ObjectReads } from './reads.ts';
 import { pollUntil } from './wait.ts';
 
 /** What ensureService needs. */
 export interface EnsureServiceDeps {
+  /** Writes. */
   core: CoreV1Api;
+  /** Reads: object cache, GET on a miss. */
+  reads: ObjectReads;
   recorder: EventRecorder;
   /** `-k8s-create-poll-interval` and `-k8s-create-wait-duration`. */
   createPollIntervalMs: number;
   createWaitMs: number;
   signal?: AbortSignal;
+  /** Called before every create and update (the volume's lease: throws when another invocation holds it). */
+  beforeWrite?: () => Promise<void>;
 }
 
 /** What ensureService did, for logs, metrics and tests. */
@@ -43,56 +53,99 @@ const withKind = (service: V1Service): V1Service => ({ apiVersion: 'v1', kind: '
  * Endpoints update, and returns the endpoint to publish.
  */
 export async function ensureService(deps: EnsureServiceDeps, volume: SharedVolume, owner: V1OwnerReference): Promise<EnsureServiceResult> {
-  const { core, recorder } = deps;
+  const { core, reads, recorder } = deps;
   const name = volume.serviceName;
   const namespace = volume.namespace;
+  const options = kubeCallOptions(deps.signal);
+  const beforeWrite = deps.beforeWrite ?? (async () => {});
   const result: EnsureServiceResult = { endpoint: '', serviceCreated: false, serviceUpdated: false, endpointsCreated: false, endpointsUpdated: false };
 
-  let service: V1Service;
-  try {
-    service = await core.readNamespacedService({ name, namespace });
-  } catch (error) {
-    if (!isNotFound(error)) throw new EnsureServiceError(`failed to get service, aborting reconcile: ${namespace}/${name}`, { cause: error });
-    service = await core.createNamespacedService({ namespace, body: desiredService(volume, owner) });
+  let service = await readOrAbort(() => reads.service(namespace, name), `failed to get service, aborting reconcile: ${namespace}/${name}`);
+  if (service === undefined) {
+    await beforeWrite();
+    service = await core.createNamespacedService({ namespace, body: desiredService(volume, owner) }, options);
+    await reads.remember('Service', service);
     if (!service.spec?.clusterIP) service = await waitForClusterIP(deps, namespace, name);
     result.serviceCreated = true;
     await recorder.eventf(withKind(service), EVENTS.created.type, EVENTS.created.reason, EVENTS.created.format, namespace, name);
   }
 
   if (!serviceIsEqual(volume, service)) {
-    service = await core.replaceNamespacedService({ name, namespace, body: serviceUpdate(volume, service) });
-    result.serviceUpdated = true;
+    await beforeWrite();
+    const updated = await updateFresh(service, {
+      isEqual: (s) => serviceIsEqual(volume, s),
+      replace: (s) => core.replaceNamespacedService({ name, namespace, body: serviceUpdate(volume, s) }, options),
+      reread: () => readOrAbort(() => reads.service(namespace, name, { fresh: true }), `failed to get service, aborting reconcile: ${namespace}/${name}`),
+      gone: `service ${namespace}/${name} was deleted during the update`,
+    });
+    service = updated.object;
+    if (updated.written) {
+      await reads.remember('Service', service);
+      result.serviceUpdated = true;
+    }
   }
 
-  let endpoints: V1Endpoints;
-  try {
-    endpoints = await core.readNamespacedEndpoints({ name, namespace });
-  } catch (error) {
-    if (!isNotFound(error)) throw new EnsureServiceError(`failed to get endpoint, aborting reconcile: ${namespace}/${name}`, { cause: error });
-    endpoints = await core.createNamespacedEndpoints({ namespace, body: desiredEndpoints(volume) });
+  let endpoints = await readOrAbort(() => reads.endpoints(namespace, name), `failed to get endpoint, aborting reconcile: ${namespace}/${name}`);
+  if (endpoints === undefined) {
+    await beforeWrite();
+    endpoints = await core.createNamespacedEndpoints({ namespace, body: desiredEndpoints(volume) }, options);
+    await reads.remember('Endpoints', endpoints);
     result.endpointsCreated = true;
   }
 
   if (!endpointsIsEqual(volume, endpoints)) {
-    await core.replaceNamespacedEndpoints({ name, namespace, body: endpointsUpdate(volume, endpoints) });
-    result.endpointsUpdated = true;
-    await recorder.eventf(withKind(service), EVENTS.updated.type, EVENTS.updated.reason, EVENTS.updated.format, namespace, name);
+    await beforeWrite();
+    const updated = await updateFresh(endpoints, {
+      isEqual: (e) => endpointsIsEqual(volume, e),
+      replace: (e) => core.replaceNamespacedEndpoints({ name, namespace, body: endpointsUpdate(volume, e) }, options),
+      reread: () => readOrAbort(() => reads.endpoints(namespace, name, { fresh: true }), `failed to get endpoint, aborting reconcile: ${namespace}/${name}`),
+      gone: `endpoints ${namespace}/${name} were deleted during the update`,
+    });
+    if (updated.written) {
+      await reads.remember('Endpoints', updated.object);
+      result.endpointsUpdated = true;
+      await recorder.eventf(withKind(service), EVENTS.updated.type, EVENTS.updated.reason, EVENTS.updated.format, namespace, name);
+    }
   }
 
   result.endpoint = frontend(service);
   return result;
 }
 
+/** A read; any error is upstream's "aborting reconcile" error (NotFound is `undefined`, not an error). */
+async function readOrAbort<T>(read: () => Promise<T | undefined>, message: string): Promise<T | undefined> {
+  try {
+    return await read();
+  } catch (error) {
+    throw new EnsureServiceError(message, { cause: error });
+  }
+}
+
+/**
+ * Replace `current` (computed from what was read); on a 409 Conflict (what was read was behind, e.g. the
+ * cache) read it from the API and decide again, once: no write when it is now equal; a deletion in between is
+ * an error (the next pass recreates it).
+ */
+async function updateFresh<T>(
+  current: T,
+  how: { isEqual: (o: T) => boolean; replace: (o: T) => Promise<T>; reread: () => Promise<T | undefined>; gone: string },
+): Promise<{ object: T; written: boolean }> {
+  try {
+    return { object: await how.replace(current), written: true };
+  } catch (error) {
+    if (!isConflict(error)) throw error;
+  }
+  const fresh = await how.reread();
+  if (fresh === undefined) throw new EnsureServiceError(how.gone);
+  if (how.isEqual(fresh)) return { object: fresh, written: false };
+  return { object: await how.replace(fresh), written: true };
+}
+
 /** `waitForClusterIP`: Get the Service every interval until it has a ClusterIP (NotFound = not yet). */
 async function waitForClusterIP(deps: EnsureServiceDeps, namespace: string, name: string): Promise<V1Service> {
   const found = await pollUntil(deps.createPollIntervalMs, deps.createWaitMs, deps.signal, async () => {
-    try {
-      const service = await deps.core.readNamespacedService({ name, namespace });
-      return service.spec?.clusterIP ? service : undefined;
-    } catch (error) {
-      if (isNotFound(error)) return undefined;
-      throw error;
-    }
+    const service = await deps.reads.service(namespace, name, { fresh: true });
+    return service?.spec?.clusterIP ? service : undefined;
   });
   if (found === undefined) throw new ClusterIPTimeoutError(namespace, name, deps.createWaitMs);
   return found;

@@ -23,3 +23,13 @@ export class SharedVolumeReconcileError extends Error {
     this.name = 'SharedVolumeReconcileError';
   }
 }
+
+/** Another invocation holds the volume's lease: this one does not write (the poll skips, the event path requeues). */
+export class VolumeBusyError extends Error {
+  readonly volumeId: string;
+  constructor(volumeId: string) {
+    super(`shared volume ${volumeId} is being reconciled by another invocation`);
+    this.name = 'VolumeBusyError';
+    this.volumeId = volumeId;
+  }
+}

@@ -8,7 +8,9 @@
  *    carries its `storageos.com/nfs/mount-endpoint` (p50/p99, event path).
  * 2. Steady state: one poll iteration with a fresh cache in a new container (entries read back from
  *    DynamoDB), one in a warm container, and one after the entries expired; per volume: control-plane calls,
- *    Kubernetes requests (forwarder list/watch excluded), DynamoDB requests.
+ *    Kubernetes requests and GETs (forwarder list/watch excluded), DynamoDB requests. The pass after expiry runs
+ *    twice: reading the claim, Service and Endpoints from the object cache the forwarder fills (as the function
+ *    does), and from the API server (as it did before), for the Kubernetes GETs per volume per poll and per minute.
  * 3. Cost of polling at the default settings, from AWS Lambda arm64 list prices (assumptions printed).
  */
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
@@ -22,7 +24,9 @@ import { SharedVolumeCache } from '../../lib/shared-volume/cache.ts';
 import { DEFAULT_CONFIG } from '../../lib/shared-volume/config.ts';
 import { createSharedVolumeController, sharedVolumeRuntimeOptions } from '../../lib/shared-volume/controller.ts';
 import { SharedVolumeReconciler } from '../../lib/shared-volume/reconciler.ts';
+import { ObjectCache } from '../../lib/state/cache.ts';
 import type { DocumentClient } from '../../lib/state/client.ts';
+import { LeaseStore } from '../../lib/state/lease.ts';
 import { StorageOSClient } from '../../lib/storage/storageos/client.ts';
 import { STORAGE_API_CREDENTIALS } from '../../infra/local/stack/stack.ts';
 import { eventually, startTestStack } from '../support/stack.ts';
@@ -112,43 +116,67 @@ try {
       return Reflect.get(target, prop, receiver);
     },
   }) as DocumentClient;
-  const kubeCalls = (): number =>
-    Object.entries(stack.kubeApi!.requests.snapshot())
-      .filter(([key]) => !/^(list|watch) /.test(key))
-      .reduce((sum, [, n]) => sum + n, 0);
+  /** Kubernetes requests other than the forwarder's list/watch, per `verb resource`. */
+  const kubeCalls = (): Record<string, number> =>
+    Object.fromEntries(Object.entries(stack.kubeApi!.requests.snapshot()).filter(([key]) => !/^(list|watch) /.test(key)));
   const measure = async (reconciler: SharedVolumeReconciler) => {
     for (const key of Object.keys(dynamoCounts)) delete dynamoCounts[key];
     stack.storageApi!.requests.reset();
     const kubeBefore = kubeCalls();
     const result = await reconciler.pollOnce();
     const dynamo = Object.values(dynamoCounts).reduce((a, b) => a + b, 0);
+    const kube = Object.fromEntries(
+      Object.entries(kubeCalls())
+        .map(([key, n]) => [key, n - (kubeBefore[key] ?? 0)] as const)
+        .filter(([, n]) => n > 0),
+    );
+    const sum = (filter: (key: string) => boolean) => Object.entries(kube).filter(([key]) => filter(key)).reduce((a, [, n]) => a + n, 0);
     return {
       iterationMs: round(result.durationMs, 0),
       listed: result.listed,
       perVolume: {
         storageApiCalls: round(stack.storageApi!.requests.total() / VOLUMES, 3),
-        kubeRequests: round((kubeCalls() - kubeBefore) / VOLUMES, 3),
+        kubeRequests: round(sum(() => true) / VOLUMES, 3),
+        kubeGets: round(sum((key) => key.startsWith('get ')) / VOLUMES, 3),
         dynamoRequests: round(dynamo / VOLUMES, 3),
       },
       storageApiCalls: stack.storageApi!.requests.snapshot(),
+      kube,
       dynamo: { ...dynamoCounts },
     };
   };
   const coreApi = await kube.coreV1('local');
-  /** A reconciler as a new container builds it; `clockSkewMs` moves its cache's clock (to see entries expired). */
-  const newContainer = (clockSkewMs = 0) =>
+  /**
+   * A reconciler as a new container of the function builds it; `clockSkewMs` moves its cache's clock (to see
+   * entries expired); `apiReads` leaves the object cache out (every claim, Service and Endpoints read is a GET,
+   * as before the function read the object cache).
+   */
+  const newContainer = (clockSkewMs = 0, apiReads = false) =>
     new SharedVolumeReconciler({
       storage,
       core: coreApi,
       recorder: new MemoryEventRecorder(),
       cache: new SharedVolumeCache({ doc: countingDoc, table: stack.tables.control, cluster: 'local', now: () => Date.now() + clockSkewMs }),
       config: DEFAULT_CONFIG,
+      objects: apiReads ? undefined : new ObjectCache(countingDoc, stack.tables.cache),
+      leases: new LeaseStore({ doc: countingDoc, table: stack.tables.control }),
+      cluster: 'local',
     });
   const cold = newContainer();
   const steadyCold = await measure(cold);
   const steadyWarm = await measure(cold);
-  const afterExpiry = await measure(newContainer(DEFAULT_CONFIG.cacheExpiryMs + 1000));
+  // Each later container's clock is one expiry further on, so it sees the entries the previous one wrote expired.
+  const afterExpiryApiReads = await measure(newContainer(DEFAULT_CONFIG.cacheExpiryMs + 1000, true));
+  const afterExpiry = await measure(newContainer(2 * (DEFAULT_CONFIG.cacheExpiryMs + 1000)));
   const afterExpiryRefreshed = await measure(newContainer());
+  // At the defaults a volume's entry expires once a minute: one pass in twelve reconciles it, the others hit.
+  const passesPerMinute = 60_000 / DEFAULT_CONFIG.pollIntervalMs;
+  const expiriesPerMinute = 60_000 / DEFAULT_CONFIG.cacheExpiryMs;
+  const getsPerVolume = (after: typeof afterExpiry) => ({
+    perPollAfterExpiry: after.perVolume.kubeGets,
+    perMinute: round(after.perVolume.kubeGets * expiriesPerMinute, 3),
+    perPollAveraged: round((after.perVolume.kubeGets * expiriesPerMinute) / passesPerMinute, 3),
+  });
 
   // ---- 3. cost of polling at the default settings
   const PRICE_GB_S = 0.0000133334; // arm64, first 7.5 billion GB-s per month, us-east-1 / eu-west-1
@@ -166,19 +194,31 @@ try {
         volumes: VOLUMES,
         attachLoopMs: round(attachLoopMs, 0),
         attachedToPublishedMs: { p50: round(percentile(latencies, 50), 0), p99: round(percentile(latencies, 99), 0), max: round(Math.max(...latencies), 0) },
-        steadyStatePoll: { freshCacheNewContainer: steadyCold, freshCacheWarmContainer: steadyWarm, afterCacheExpiry: afterExpiry, nextPollAfterRefresh: afterExpiryRefreshed },
+        steadyStatePoll: {
+          freshCacheNewContainer: steadyCold,
+          freshCacheWarmContainer: steadyWarm,
+          afterCacheExpiry: afterExpiry,
+          afterCacheExpiryApiReads: afterExpiryApiReads,
+          nextPollAfterRefresh: afterExpiryRefreshed,
+        },
+        kubeGetsPerVolume: {
+          objectCache: getsPerVolume(afterExpiry),
+          apiReads: getsPerVolume(afterExpiryApiReads),
+          assumptions: `poll every ${DEFAULT_CONFIG.pollIntervalMs / 1000} s, cache entries expire after ${DEFAULT_CONFIG.cacheExpiryMs / 1000} s, the forwarder watching PVCs and the labelled Services/Endpoints`,
+        },
         pollingCostPerMonthUsd: {
           total: round(computeUsd + requestUsd, 2),
           compute: round(computeUsd, 2),
           requests: round(requestUsd, 4),
           assumptions: {
             month: '30 days',
-            schedule: `one invocation per ${DEFAULT_CONFIG.scheduleIntervalMs / 1000} s, each polling every ${DEFAULT_CONFIG.pollIntervalMs / 1000} s for ${billedSeconds} s (billed while it sleeps between polls)`,
+            schedule: `one invocation per ${DEFAULT_CONFIG.scheduleIntervalMs / 1000} s, each polling every ${DEFAULT_CONFIG.pollIntervalMs / 1000} s for up to ${billedSeconds} s (billed while it sleeps between polls)`,
             memoryMB: MEMORY_GB * 1024,
             architecture: 'arm64',
             priceUsdPerGBs: PRICE_GB_S,
             priceUsdPerMillionRequests: 0.2,
-            excluded: 'free tier, DynamoDB (one BatchGetItem per 100 volumes per container start and one PutItem per volume per cache expiry), CloudWatch Logs, the SQS event path',
+            excluded:
+              'free tier, DynamoDB (per invocation: the poll lease, two writes; per container start: one BatchGetItem per 100 volumes; per volume per cache expiry: three object-cache GetItems, two lease writes and one PutItem), CloudWatch Logs, the SQS event path',
           },
         },
       },

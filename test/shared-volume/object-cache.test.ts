@@ -1,0 +1,139 @@
+/**
+ * The claim, Service and Endpoints read from the DynamoDB object cache (a GET on a miss), through the stand-ins
+ * (API emulator, dynalite, storage control plane). The test plays the forwarder's part where it needs one (it
+ * puts the claim into the cache as the forwarder's watch would); everything else is the reconciler's own doing.
+ *
+ * - our writes are written back: after a create or an update the cache holds what the API returned;
+ * - with the objects cached, a volume whose entry expired costs no GET, and a failover's updates are made from
+ *   cached objects;
+ * - a cached object behind the API: the update gets a 409, the object is read from the API and the update made;
+ * - a miss, a tombstone or an unreadable cache table is a GET.
+ */
+process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
+
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { MemoryEventRecorder } from '../../lib/kube/recorder.ts';
+import { SharedVolumeCache } from '../../lib/shared-volume/cache.ts';
+import { DEFAULT_CONFIG } from '../../lib/shared-volume/config.ts';
+import { SharedVolumeReconciler } from '../../lib/shared-volume/reconciler.ts';
+import { ObjectCache, type CacheableObject } from '../../lib/state/cache.ts';
+import { LeaseStore } from '../../lib/state/lease.ts';
+import type { SharedVolume } from '../../lib/storage/types.ts';
+import { NS, startStandIns, type StandIns } from './support.ts';
+
+const CLUSTER = 'local';
+
+describe('PVC, Service and Endpoints reads from the object cache', () => {
+  let s: StandIns;
+  let objects: ObjectCache;
+
+  before(async () => {
+    s = await startStandIns();
+    objects = new ObjectCache(s.db.doc, s.db.tables.cache);
+  });
+  after(async () => {
+    await s?.stop();
+  });
+
+  const reconciler = (cache: ObjectCache = objects, recorder = new MemoryEventRecorder()) =>
+    new SharedVolumeReconciler({
+      storage: s.storage,
+      core: s.core,
+      recorder,
+      cache: new SharedVolumeCache({ doc: s.db.doc, table: s.db.tables.control, cluster: CLUSTER }),
+      config: { ...DEFAULT_CONFIG, createPollIntervalMs: 20 },
+      objects: cache,
+      leases: new LeaseStore({ doc: s.db.doc, table: s.db.tables.control }),
+      cluster: CLUSTER,
+    });
+  const listed = async (id: string): Promise<SharedVolume> => (await s.storage.listSharedVolumes()).find((v) => v.id === id)!;
+  /** GETs of the three kinds the reconciler reads. */
+  const gets = () => ({
+    pvc: s.kube.requests.count('get', 'persistentvolumeclaims'),
+    services: s.kube.requests.count('get', 'services'),
+    endpoints: s.kube.requests.count('get', 'endpoints'),
+  });
+  const since = (before: ReturnType<typeof gets>) => {
+    const now = gets();
+    return { pvc: now.pvc - before.pvc, services: now.services - before.services, endpoints: now.endpoints - before.endpoints };
+  };
+  /** What the forwarder's PVC watch does: the claim as the API has it, into the cache. */
+  const forwardClaim = async (name: string) => {
+    const claim = await s.core.readNamespacedPersistentVolumeClaim({ name, namespace: NS });
+    await objects.put(CLUSTER, 'PersistentVolumeClaim', { apiVersion: 'v1', kind: 'PersistentVolumeClaim', ...claim } as CacheableObject);
+  };
+  const cachedRv = async (kind: string, name: string) => (await objects.get(CLUSTER, kind, `${NS}/${name}`))?.object.metadata?.resourceVersion;
+
+  it('after our creates and updates the cache holds the objects the API returned', async () => {
+    const v = await s.sharedVolume();
+    assert.equal(await reconciler().reconcileVolume(await listed(v.id)), 'published');
+    const svc = await s.core.readNamespacedService({ name: v.pv, namespace: NS });
+    const ep = await s.core.readNamespacedEndpoints({ name: v.pv, namespace: NS });
+    assert.equal(await cachedRv('Service', v.pv), svc.metadata!.resourceVersion, 'the created Service written back');
+    assert.equal(await cachedRv('Endpoints', v.pv), ep.metadata!.resourceVersion, 'the created Endpoints written back');
+
+    await s.storageApi.state.failoverVolume(v.id);
+    assert.equal(await reconciler().reconcileVolume(await listed(v.id)), 'ready');
+    const moved = await s.core.readNamespacedEndpoints({ name: v.pv, namespace: NS });
+    assert.notEqual(moved.metadata!.resourceVersion, ep.metadata!.resourceVersion);
+    assert.equal(await cachedRv('Endpoints', v.pv), moved.metadata!.resourceVersion, 'the updated Endpoints written back');
+    assert.equal(await cachedRv('Service', v.pv), (await s.core.readNamespacedService({ name: v.pv, namespace: NS })).metadata!.resourceVersion);
+  });
+
+  it('with the objects cached, an expired volume costs no GET, and a failover is applied from cached objects', async () => {
+    const v = await s.sharedVolume();
+    await reconciler().reconcileVolume(await listed(v.id));
+    await forwardClaim(v.claim);
+
+    let before = gets();
+    assert.equal(await reconciler().reconcileVolume(await listed(v.id)), 'ready');
+    assert.deepEqual(since(before), { pvc: 0, services: 0, endpoints: 0 }, 'no GET for a volume whose objects are cached');
+
+    const moved = (await s.storageApi.state.failoverVolume(v.id)) as { nfs?: { serviceEndpoint?: string } };
+    const port = Number(moved.nfs!.serviceEndpoint!.split(':')[1]);
+    const recorder = new MemoryEventRecorder();
+    before = gets();
+    const updates = s.kube.requests.count('update', 'services') + s.kube.requests.count('update', 'endpoints');
+    assert.equal(await reconciler(objects, recorder).reconcileVolume(await listed(v.id)), 'ready');
+    assert.deepEqual(since(before), { pvc: 0, services: 0, endpoints: 0 }, 'the failover made no GET');
+    assert.equal(s.kube.requests.count('update', 'services') + s.kube.requests.count('update', 'endpoints') - updates, 2);
+    assert.equal((await s.core.readNamespacedEndpoints({ name: v.pv, namespace: NS })).subsets?.[0]?.ports?.[0]?.port, port);
+    assert.ok(recorder.events.some((e) => e.reason === 'Updated'));
+  });
+
+  it('a cached object behind the API: the update gets a 409, is read from the API and made', async () => {
+    const v = await s.sharedVolume();
+    await reconciler().reconcileVolume(await listed(v.id));
+    await forwardClaim(v.claim);
+    // Someone changes the Service; the cache (no forwarder here) still holds the older version.
+    const svc = await s.core.readNamespacedService({ name: v.pv, namespace: NS });
+    svc.metadata!.annotations = { touched: 'yes' };
+    await s.core.replaceNamespacedService({ name: v.pv, namespace: NS, body: svc });
+    const moved = (await s.storageApi.state.failoverVolume(v.id)) as { nfs?: { serviceEndpoint?: string } };
+    const port = Number(moved.nfs!.serviceEndpoint!.split(':')[1]);
+    const before = gets();
+    assert.equal(await reconciler().reconcileVolume(await listed(v.id)), 'ready');
+    assert.equal(since(before).services, 1, 'one GET after the 409');
+    const fixed = await s.core.readNamespacedService({ name: v.pv, namespace: NS });
+    assert.equal(fixed.spec?.ports?.[0]?.targetPort, port);
+    assert.equal(fixed.metadata?.annotations?.touched, 'yes', 'the update was made on the current object');
+    assert.equal(await cachedRv('Service', v.pv), fixed.metadata!.resourceVersion);
+  });
+
+  it('a miss, a tombstone or an unreadable cache table is a GET', async () => {
+    const v = await s.sharedVolume();
+    await reconciler().reconcileVolume(await listed(v.id));
+    await forwardClaim(v.claim);
+    const claim = (await objects.get(CLUSTER, 'PersistentVolumeClaim', `${NS}/${v.claim}`))!.object;
+    await objects.remove(CLUSTER, 'PersistentVolumeClaim', claim, Number(claim.metadata!.resourceVersion) + 1000);
+    let before = gets();
+    assert.equal(await reconciler().reconcileVolume(await listed(v.id)), 'ready', 'a tombstone is not trusted: the claim is read');
+    assert.deepEqual(since(before), { pvc: 1, services: 0, endpoints: 0 });
+
+    before = gets();
+    assert.equal(await reconciler(new ObjectCache(s.db.doc, 'no-such-table')).reconcileVolume(await listed(v.id)), 'ready');
+    assert.deepEqual(since(before), { pvc: 1, services: 1, endpoints: 1 }, 'no cache: every object is read from the API');
+  });
+});
