@@ -38,6 +38,7 @@ const stack = await startStack({
   withForwarder: !values['no-forwarder'],
   forwarderLogLevel: 'INFO',
   schedules: !values['no-schedules'],
+  storageNodeAnnotation: true,
   storageApi: !values['no-storage-api'],
   kubeApiOptions: values['watch-history'] ? { watchHistory: Number(values['watch-history']) } : undefined,
 }).catch((error: unknown) => {

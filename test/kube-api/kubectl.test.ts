@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startKubeApi, type KubeApi } from '../../infra/local/kube-api/index.ts';
+import { PROJECT_ROOT } from '../../infra/build/bundle.ts';
 
 const run = promisify(execFile);
 const present = spawnSync('kubectl', ['version', '--client', '-o', 'json'], { encoding: 'utf8' });
@@ -126,6 +127,42 @@ describe(`kubectl ${available ? `v1.${minor}` : '(absent)'} against the emulator
     assert.deepEqual(pvc.metadata.labels, { tier: 'gold', merged: 'yes', json: 'yes' });
     assert.equal(pvc.metadata.annotations!.note, 'hello');
     assert.deepEqual(pvc.metadata.finalizers, ['kubernetes.io/pvc-protection', 'example.com/hold'], 'strategic merge unions finalizers');
+  });
+
+  it('imperative creates as users type them: namespace, secret, configmap, serviceaccount (protobuf bodies from kubectl ≥1.2x), and create token', async () => {
+    assert.match(await kubectl('create', 'namespace', 'proto'), /namespace\/proto created/);
+    assert.match(await kubectl('create', 'secret', 'generic', 'storageos-api', '-n', 'proto', '--from-literal=username=storageos', '--from-literal=password=pw'), /secret\/storageos-api created/);
+    assert.match(await kubectl('create', 'configmap', 'settings', '-n', 'proto', '--from-literal=mode=fast'), /configmap\/settings created/);
+    assert.match(await kubectl('create', 'serviceaccount', 'builder', '-n', 'proto'), /serviceaccount\/builder created/);
+    const secret = api.store.get({ resource: '/secrets', namespace: 'proto', name: 'storageos-api' })!;
+    assert.equal(Buffer.from(secret.data.password, 'base64').toString(), 'pw');
+    assert.deepEqual(api.store.get({ resource: '/configmaps', namespace: 'proto', name: 'settings' })!.data, { mode: 'fast' });
+    await assert.rejects(kubectl('create', 'namespace', 'proto'), /AlreadyExists/);
+    assert.match(await kubectl('get', 'sa', '-n', 'proto'), /builder/);
+    if (minor >= 24) {
+      const token = (await kubectl('create', 'token', 'builder', '-n', 'proto', '--duration=20m')).trim();
+      const identity = api.tokens.verify(token, api.store);
+      assert.equal(identity.username, 'system:serviceaccount:proto:builder');
+      assert.ok(identity.expiresAt.getTime() - Date.now() <= 20 * 60_000);
+    }
+  });
+
+  it('apply -k infra/k8s: our own manifests (Namespace, ServiceAccount, RBAC, Deployment); a second apply changes nothing', async () => {
+    const out = await kubectl('apply', '-k', join(PROJECT_ROOT, 'infra/k8s'));
+    for (const line of ['namespace/claimflow created', 'serviceaccount/claimflow-forwarder created', 'deployment.apps/claimflow-forwarder created',
+      'clusterrole.rbac.authorization.k8s.io/claimflow-forwarder created', 'clusterrolebinding.rbac.authorization.k8s.io/claimflow-binder created',
+      'role.rbac.authorization.k8s.io/claimflow-forwarder-lease created', 'rolebinding.rbac.authorization.k8s.io/claimflow-forwarder-lease created']) {
+      assert.ok(out.includes(line), `${line} in:\n${out}`);
+    }
+    const deployment = api.store.get({ resource: 'apps/deployments', namespace: 'claimflow', name: 'claimflow-forwarder' })!;
+    assert.equal(deployment.spec.replicas, 2);
+    assert.equal(deployment.spec.template.spec.serviceAccountName, 'claimflow-forwarder');
+    assert.equal(deployment.metadata.generation, 1);
+    const rv = api.store.revision;
+    const again = await kubectl('apply', '-k', join(PROJECT_ROOT, 'infra/k8s'));
+    assert.equal(again.split('\n').filter((l) => l && !l.endsWith(' unchanged')).length, 0, again);
+    assert.equal(api.store.revision, rv);
+    assert.match(await kubectl('get', 'deploy', '-n', 'claimflow'), /claimflow-forwarder\s+0\/2/);
   });
 
   /** Runs `kubectl get ... -w`; once `ready(out)` and its watch is open, applies `change`; resolves when `done(out)`. */

@@ -64,6 +64,9 @@ export function apiResourceList(kinds: KindSpec[], group: string, version: strin
     for (const sub of k.subresources) {
       resources.push({ name: `${k.plural}/${sub}`, singularName: '', namespaced: k.namespaced, kind: k.kind, verbs: ['get', 'patch', 'update'] });
     }
+    if (k.kind === 'ServiceAccount' && group === '') {
+      resources.push({ name: 'serviceaccounts/token', singularName: '', namespaced: true, group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest', verbs: ['create'] });
+    }
     if (k.kind === 'Namespace' && group === '') {
       resources.push({ name: 'namespaces/finalize', singularName: '', namespaced: false, kind: 'Namespace', verbs: ['update'] });
     }

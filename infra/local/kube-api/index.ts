@@ -11,9 +11,11 @@ import { MemoryStore } from './store.ts';
 import { FaultInjector, RequestCounter } from './faults.ts';
 import { createHttpServer } from './server.ts';
 import { loadDataFile, persistTo } from './persistence.ts';
+import { TokenIssuer } from './tokens.ts';
 
 export { MemoryStore } from './store.ts';
 export { FaultInjector, RequestCounter } from './faults.ts';
+export { TokenIssuer, TokenError, TOKEN_ISSUER, type TokenIdentity } from './tokens.ts';
 export type { FaultSpec, Verb } from './faults.ts';
 
 /** Options of {@link startKubeApi}. */
@@ -49,6 +51,8 @@ export interface KubeApi {
   store: MemoryStore;
   faults: FaultInjector;
   requests: RequestCounter;
+  /** Issues and verifies the ServiceAccount tokens of `serviceaccounts/<name>/token` (`tokens.verify(token, store)`). */
+  tokens: TokenIssuer;
   /** A kubeconfig (YAML) pointing at this emulator over plain http with an empty user. */
   kubeconfig(): string;
   writeKubeconfig(path: string): Promise<void>;
@@ -109,9 +113,10 @@ export async function startKubeApi(options: KubeApiOptions = {}): Promise<KubeAp
 
   const faults = new FaultInjector();
   const requests = new RequestCounter();
+  const tokens = new TokenIssuer();
   const openWatches = new Set<ServerResponse>();
   const server: Server = createHttpServer({
-    store, faults, requests,
+    store, faults, requests, tokens,
     watch: { bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000, maxBufferedBytes: options.maxWatchBufferBytes ?? 16 * 1024 * 1024, open: openWatches },
   });
   const sockets = new Set<Socket>();
@@ -131,7 +136,7 @@ export async function startKubeApi(options: KubeApiOptions = {}): Promise<KubeAp
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   let stopped: Promise<void> | undefined;
   return {
-    url, port, store, faults, requests,
+    url, port, store, faults, requests, tokens,
     kubeconfig: () => kubeconfigFor(url),
     writeKubeconfig: (path) => writeFile(path, kubeconfigFor(url)),
     stop() {

@@ -3,18 +3,21 @@
  * answers errors as metav1.Status, serves discovery, Tables, watches and the `/_emulator` test hooks.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { parse as parseYaml } from 'yaml';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { StatusError } from './types.ts';
 import type { DeleteOptions, KindSpec, KubeObject } from './types.ts';
-import { badRequest, methodNotAllowed, pathNotFound, qualifiedResource } from './errors.ts';
+import { badRequest, invalid, methodNotAllowed, notFound, pathNotFound, qualifiedResource } from './errors.ts';
 import { apiGroupList, apiResourceList, apiVersions, openApiV2, versionInfo } from './discovery.ts';
 import { FaultInjector, RequestCounter, type FaultSpec, type Verb } from './faults.ts';
 import { invalidListOptions, listObjects } from './list.ts';
 import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, patchTypeOf } from './patch.ts';
 import { parseFieldSelector, parseLabelSelector } from './selectors.ts';
-import { apiVersionOf, resourceKey, type MemoryStore, type Subresource } from './store.ts';
-import { toTable, wantsTable, type IncludeObject } from './table.ts';
+import { apiVersionOf, resourceKey, rfc3339Seconds, type MemoryStore, type Subresource } from './store.ts';
+import { toTable, type IncludeObject } from './table.ts';
 import { serveWatch, type WatchSettings } from './watch.ts';
+import { bodyFormatOf, negotiateOutput, type OutputFormat } from './negotiate.ts';
+import { decodeObject, encodeList, encodeObject, messageFor, PROTOBUF_MEDIA_TYPE, ProtobufDecodeError } from './protobuf/codec.ts';
+import { boundResourceOf, DEFAULT_EXPIRATION_SECONDS, TOKEN_ISSUER, type TokenIssuer } from './tokens.ts';
 
 /** What the HTTP layer is built from. */
 export interface HttpContext {
@@ -22,6 +25,7 @@ export interface HttpContext {
   faults: FaultInjector;
   requests: RequestCounter;
   watch: WatchSettings;
+  tokens: TokenIssuer;
 }
 
 /** A parsed resource path. */
@@ -30,10 +34,32 @@ interface ResourceRoute {
   resource: string;
   namespace?: string;
   name?: string;
-  subresource?: Subresource;
+  subresource?: Subresource | 'token';
 }
 
 const JSON_TYPE = 'application/json';
+
+/** Whether a kind is served in protobuf: it has a message and is not marked JSON-only (CRD-like). */
+export function speaksProtobuf(spec: KindSpec): boolean {
+  return spec.protobuf !== false && messageFor(apiVersionOf(spec), spec.kind) !== undefined && messageFor(apiVersionOf(spec), `${spec.kind}List`) !== undefined;
+}
+
+/** Writes an object (with kind and apiVersion) in the negotiated format; `table` is answered as JSON. */
+function sendObject(res: ServerResponse, code: number, body: Record<string, unknown>, format: OutputFormat, headers: Record<string, string | string[]> = {}): void {
+  if (format === 'protobuf') {
+    const bytes = encodeObject(body as { apiVersion?: string; kind?: string });
+    res.writeHead(code, { 'Content-Type': PROTOBUF_MEDIA_TYPE, 'Cache-Control': 'no-cache, private', 'Content-Length': bytes.length, ...headers });
+    res.end(bytes);
+    return;
+  }
+  if (format === 'yaml') {
+    const text = stringifyYaml(body);
+    res.writeHead(code, { 'Content-Type': 'application/yaml', 'Cache-Control': 'no-cache, private', 'Content-Length': Buffer.byteLength(text), ...headers });
+    res.end(text);
+    return;
+  }
+  sendJson(res, code, body, headers);
+}
 
 function sendJson(res: ServerResponse, code: number, body: unknown, headers: Record<string, string | string[]> = {}): void {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
@@ -41,7 +67,8 @@ function sendJson(res: ServerResponse, code: number, body: unknown, headers: Rec
   res.end(text);
 }
 
-function sendError(res: ServerResponse, err: unknown): void {
+/** Writes an error as a Status, in protobuf or YAML when the client's Accept prefers it (`ErrorNegotiated`). */
+function sendError(res: ServerResponse, err: unknown, accept?: string): void {
   if (res.headersSent) {
     res.destroy();
     return;
@@ -49,31 +76,46 @@ function sendError(res: ServerResponse, err: unknown): void {
   const status = err instanceof StatusError ? err
     : new StatusError(500, 'InternalError', `Internal error occurred: ${(err as Error)?.message ?? String(err)}`);
   if (!(err instanceof StatusError)) process.emitWarning(`kube-api internal error: ${(err as Error)?.stack ?? String(err)}`);
-  sendJson(res, status.code, status.toStatus(), status.headers ?? {});
+  let format: OutputFormat = 'json';
+  try {
+    format = negotiateOutput(accept, { protobuf: true, table: false });
+  } catch {
+    // nothing acceptable: JSON, as the apiserver falls back for errors
+  }
+  sendObject(res, status.code, status.toStatus(), format === 'table' ? 'json' : format, status.headers ?? {});
 }
 
 function warningHeaders(warnings: string[]): Record<string, string[]> {
   return warnings.length ? { Warning: warnings.map((w) => `299 - ${JSON.stringify(w)}`) } : {};
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
+async function readBody(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const c of req) chunks.push(c as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
 }
 
-/** Decodes a JSON or YAML body by Content-Type; malformed → 400. */
-function decodeBody(text: string, contentType: string | undefined, what: string): unknown {
-  const type = (contentType ?? JSON_TYPE).split(';')[0].trim().toLowerCase();
-  if (type === 'application/yaml' || type === 'application/x-yaml' || type === 'text/yaml') {
+/**
+ * Decodes a body by Content-Type: JSON, YAML, or (where `protobuf`) the `k8s\0` envelope; an unknown type
+ * is 415, a malformed body 400.
+ */
+function decodeBody(body: Buffer, contentType: string | undefined, what: string, protobuf = false): unknown {
+  const format = bodyFormatOf(contentType, protobuf);
+  if (format === 'protobuf') {
+    try {
+      return decodeObject(body);
+    } catch (err) {
+      if (err instanceof ProtobufDecodeError) throw badRequest(`the object provided is unrecognized (must be of type ${what}): ${err.message}`);
+      throw err;
+    }
+  }
+  const text = body.toString('utf8');
+  if (format === 'yaml') {
     try {
       return parseYaml(text);
     } catch (err) {
       throw badRequest(`the object provided is unrecognized (must be of type ${what}): couldn't get version/kind; yaml parse error: ${(err as Error).message.split('\n')[0]}`);
     }
-  }
-  if (type !== JSON_TYPE && type !== '' && type !== '*/*') {
-    throw new StatusError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml`);
   }
   try {
     return JSON.parse(text);
@@ -84,6 +126,24 @@ function decodeBody(text: string, contentType: string | undefined, what: string)
 
 function listKind(spec: KindSpec): string {
   return `${spec.kind}List`;
+}
+
+/** Writes a list in the negotiated format (JSON, YAML or protobuf). */
+function sendList(res: ServerResponse, spec: KindSpec, items: KubeObject[], meta: { resourceVersion: string; continueToken?: string; remainingItemCount?: number }, format: OutputFormat): void {
+  if (format === 'protobuf') {
+    const metadata = {
+      resourceVersion: meta.resourceVersion,
+      ...(meta.continueToken ? { continue: meta.continueToken } : {}),
+      ...(meta.remainingItemCount !== undefined ? { remainingItemCount: meta.remainingItemCount } : {}),
+    };
+    const bytes = encodeList(apiVersionOf(spec), listKind(spec), metadata, items);
+    res.writeHead(200, { 'Content-Type': PROTOBUF_MEDIA_TYPE, 'Cache-Control': 'no-cache, private', 'Content-Length': bytes.length });
+    res.end(bytes);
+    return;
+  }
+  const json = listJson(spec, items, meta);
+  if (format === 'yaml') return sendObject(res, 200, JSON.parse(json), 'yaml');
+  sendJson(res, 200, json);
 }
 
 /** A list body; items carry no kind/apiVersion (only the wrapper does), as upstream. */
@@ -138,10 +198,11 @@ function resolveRoute(store: MemoryStore, group: string, version: string, rest: 
   if (!spec || extra.length) throw pathNotFound();
   if (namespace !== undefined && !spec.namespaced) throw pathNotFound();
   if (namespace === undefined && spec.namespaced && name !== undefined) throw pathNotFound();
-  let subresource: Subresource | undefined;
+  let subresource: Subresource | 'token' | undefined;
   if (sub !== undefined) {
     if (sub === 'status' && spec.subresources.includes('status')) subresource = 'status';
     else if (sub === 'finalize' && spec.kind === 'Namespace' && group === '') subresource = 'finalize';
+    else if (sub === 'token' && spec.kind === 'ServiceAccount' && group === '') subresource = 'token';
     else throw pathNotFound();
   }
   return { spec, resource: resourceKey(spec), ...(namespace !== undefined ? { namespace } : {}), ...(name !== undefined ? { name } : {}), ...(subresource ? { subresource } : {}) };
@@ -152,6 +213,10 @@ function verbOf(method: string, route: ResourceRoute, q: URLSearchParams): Verb 
     if (method === 'GET') return isTrue(q.get('watch')) ? 'watch' : 'list';
     if (method === 'POST' && !route.subresource) return 'create';
     if (method === 'DELETE') return 'deletecollection';
+    throw methodNotAllowed();
+  }
+  if (route.subresource === 'token') {
+    if (method === 'POST') return 'create';
     throw methodNotAllowed();
   }
   if (method === 'GET') return isTrue(q.get('watch')) ? 'watch' : 'get';
@@ -166,7 +231,7 @@ const delay = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 /** Creates the request handler. */
 export function createHandler(ctx: HttpContext): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
-    handle(ctx, req, res).catch((err) => sendError(res, err));
+    handle(ctx, req, res).catch((err) => sendError(res, err, req.headers.accept));
   };
 }
 
@@ -184,6 +249,13 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
 
   if (segments[0] === '_emulator') return emulatorRoute(ctx, method, segments, req, res);
   if (segments[0] === 'version' && segments.length === 1) return method === 'GET' ? sendJson(res, 200, versionInfo()) : sendError(res, methodNotAllowed());
+  if (url.pathname === '/openid/v1/jwks' && method === 'GET') return sendJson(res, 200, ctx.tokens.jwks());
+  if (url.pathname === '/.well-known/openid-configuration' && method === 'GET') {
+    return sendJson(res, 200, {
+      issuer: TOKEN_ISSUER, jwks_uri: `${TOKEN_ISSUER}/openid/v1/jwks`, response_types_supported: ['id_token'],
+      subject_types_supported: ['public'], id_token_signing_alg_values_supported: ['ES256'],
+    });
+  }
   if (segments[0] === 'openapi' && segments[1] === 'v2' && segments.length === 2) {
     if (method !== 'GET') throw methodNotAllowed();
     const doc = openApiV2(req.headers.accept);
@@ -227,6 +299,12 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
 
   const route = resolveRoute(ctx.store, group, version, rest);
   const verb = verbOf(method, route, q);
+  // negotiated before the request runs: an unacceptable Accept is 406 and changes nothing
+  const format = negotiateOutput(req.headers.accept, {
+    protobuf: route.subresource === 'token' || speaksProtobuf(route.spec),
+    table: verb === 'get' || verb === 'list' || verb === 'watch',
+    watch: verb === 'watch',
+  });
   const counted = route.subresource ? `${route.spec.plural}/${route.subresource}` : route.spec.plural;
   if (verb !== 'deletecollection') {
     ctx.requests.record(verb, counted);
@@ -237,24 +315,24 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
     }
   }
   switch (verb) {
-    case 'get': return getObject(ctx, route, req, res, q);
-    case 'list': return listRoute(ctx, route, req, res, q);
-    case 'watch': return watchRoute(ctx, route, req, res, q);
-    case 'create': return createRoute(ctx, route, req, res, q);
-    case 'update': return updateRoute(ctx, route, req, res, q);
-    case 'patch': return patchRoute(ctx, route, req, res, q);
-    case 'delete': return deleteRoute(ctx, route, req, res, q);
-    case 'deletecollection': return deleteCollectionRoute(ctx, route, req, res, q);
+    case 'get': return getObject(ctx, route, res, q, format);
+    case 'list': return listRoute(ctx, route, res, q, format);
+    case 'watch': return watchRoute(ctx, route, res, q, format);
+    case 'create': return route.subresource === 'token' ? tokenRoute(ctx, route, req, res, q, format) : createRoute(ctx, route, req, res, q, format);
+    case 'update': return updateRoute(ctx, route, req, res, q, format);
+    case 'patch': return patchRoute(ctx, route, req, res, q, format);
+    case 'delete': return deleteRoute(ctx, route, req, res, q, format);
+    case 'deletecollection': return deleteCollectionRoute(ctx, route, req, res, q, format);
   }
 }
 
-function getObject(ctx: HttpContext, route: ResourceRoute, req: IncomingMessage, res: ServerResponse, q: URLSearchParams): void {
+function getObject(ctx: HttpContext, route: ResourceRoute, res: ServerResponse, q: URLSearchParams, format: OutputFormat): void {
   const obj = ctx.store.peek(route.resource, route.namespace ?? '', route.name!);
   if (!obj) throw notFoundOf(route);
-  if (wantsTable(req.headers.accept)) {
+  if (format === 'table') {
     return sendJson(res, 200, toTable(route.spec, [obj], { include: includeObjectOf(q), headers: true, resourceVersion: obj.metadata.resourceVersion }));
   }
-  sendJson(res, 200, obj);
+  sendObject(res, 200, obj, format);
 }
 
 function notFoundOf(route: ResourceRoute): StatusError {
@@ -266,7 +344,7 @@ function selectorsOf(route: ResourceRoute, q: URLSearchParams) {
   return { labels: parseLabelSelector(q.get('labelSelector')), fields: parseFieldSelector(q.get('fieldSelector'), route.spec) };
 }
 
-function listRoute(ctx: HttpContext, route: ResourceRoute, req: IncomingMessage, res: ServerResponse, q: URLSearchParams): void {
+function listRoute(ctx: HttpContext, route: ResourceRoute, res: ServerResponse, q: URLSearchParams, format: OutputFormat): void {
   if (q.has('sendInitialEvents')) throw invalidListOptions('sendInitialEvents', 'sendInitialEvents is forbidden for list');
   const { labels, fields } = selectorsOf(route, q);
   const limitText = q.get('limit');
@@ -281,17 +359,17 @@ function listRoute(ctx: HttpContext, route: ResourceRoute, req: IncomingMessage,
     ...(q.get('resourceVersion') ? { resourceVersion: q.get('resourceVersion')! } : {}),
     ...(q.get('resourceVersionMatch') ? { resourceVersionMatch: q.get('resourceVersionMatch')! } : {}),
   });
-  if (wantsTable(req.headers.accept)) {
+  if (format === 'table') {
     return sendJson(res, 200, toTable(route.spec, page.items, {
       include: includeObjectOf(q), headers: true, resourceVersion: page.resourceVersion,
       ...(page.continueToken ? { continueToken: page.continueToken } : {}),
       ...(page.remainingItemCount !== undefined ? { remainingItemCount: page.remainingItemCount } : {}),
     }));
   }
-  sendJson(res, 200, listJson(route.spec, page.items, page));
+  sendList(res, route.spec, page.items, page, format);
 }
 
-function watchRoute(ctx: HttpContext, route: ResourceRoute, req: IncomingMessage, res: ServerResponse, q: URLSearchParams): void {
+function watchRoute(ctx: HttpContext, route: ResourceRoute, res: ServerResponse, q: URLSearchParams, format: OutputFormat): void {
   if (q.has('sendInitialEvents')) {
     throw invalidListOptions('sendInitialEvents', 'sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled');
   }
@@ -312,12 +390,13 @@ function watchRoute(ctx: HttpContext, route: ResourceRoute, req: IncomingMessage
     ...(rv ? { resourceVersion: rv } : {}),
     ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
     allowBookmarks: isTrue(q.get('allowWatchBookmarks')),
-    ...(wantsTable(req.headers.accept) ? { table: { include: includeObjectOf(q) } } : {}),
+    ...(format === 'table' ? { table: { include: includeObjectOf(q) } } : {}),
+    protobuf: format === 'protobuf',
   }, res, ctx.watch);
 }
 
 async function readObject(req: IncomingMessage, spec: KindSpec): Promise<KubeObject> {
-  const body = decodeBody(await readBody(req), req.headers['content-type'], `${spec.kind}`);
+  const body = decodeBody(await readBody(req), req.headers['content-type'], `${spec.kind}`, speaksProtobuf(spec));
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw badRequest(`${spec.kind} in version "${spec.version}" cannot be handled as a ${spec.kind}: json: cannot unmarshal ${Array.isArray(body) ? 'array' : typeof body} into Go value of type ${spec.kind}`);
   }
@@ -343,33 +422,33 @@ function bindNamespace(route: ResourceRoute, obj: KubeObject): void {
   obj.metadata.namespace = route.namespace;
 }
 
-function writeResponse(res: ServerResponse, code: number, obj: KubeObject, warnings: string[]): void {
-  sendJson(res, code, obj, warningHeaders(warnings));
+function writeResponse(res: ServerResponse, code: number, obj: KubeObject, warnings: string[], format: OutputFormat): void {
+  sendObject(res, code, obj, format, warningHeaders(warnings));
 }
 
-async function createRoute(ctx: HttpContext, route: ResourceRoute, req: IncomingMessage, res: ServerResponse, q: URLSearchParams): Promise<void> {
+async function createRoute(ctx: HttpContext, route: ResourceRoute, req: IncomingMessage, res: ServerResponse, q: URLSearchParams, format: OutputFormat): Promise<void> {
   if (route.spec.namespaced && !route.namespace) throw methodNotAllowed();
   const obj = await readObject(req, route.spec);
   bindNamespace(route, obj);
   const r = ctx.store.createObject(route.resource, obj, { owned: true, dryRun: dryRunOf(q) });
-  writeResponse(res, 201, r.object, r.warnings);
+  writeResponse(res, 201, r.object, r.warnings, format);
 }
 
-async function updateRoute(ctx: HttpContext, route: ResourceRoute, req: IncomingMessage, res: ServerResponse, q: URLSearchParams): Promise<void> {
+async function updateRoute(ctx: HttpContext, route: ResourceRoute, req: IncomingMessage, res: ServerResponse, q: URLSearchParams, format: OutputFormat): Promise<void> {
   const obj = await readObject(req, route.spec);
   bindNamespace(route, obj);
   if (obj.metadata.name && obj.metadata.name !== route.name) {
     throw badRequest(`the name of the object (${obj.metadata.name}) does not match the name on the URL (${route.name})`);
   }
   obj.metadata.name = route.name;
-  const r = ctx.store.updateObject(route.resource, obj, route.subresource, { owned: true, dryRun: dryRunOf(q) });
-  writeResponse(res, r.created ? 201 : 200, r.object, r.warnings);
+  const r = ctx.store.updateObject(route.resource, obj, route.subresource as Subresource | undefined, { owned: true, dryRun: dryRunOf(q) });
+  writeResponse(res, r.created ? 201 : 200, r.object, r.warnings, format);
 }
 
-async function patchRoute(ctx: HttpContext, route: ResourceRoute, req: IncomingMessage, res: ServerResponse, q: URLSearchParams): Promise<void> {
+async function patchRoute(ctx: HttpContext, route: ResourceRoute, req: IncomingMessage, res: ServerResponse, q: URLSearchParams, format: OutputFormat): Promise<void> {
   if (route.subresource === 'finalize') throw methodNotAllowed();
   const type = patchTypeOf(req.headers['content-type']);
-  const text = await readBody(req);
+  const text = (await readBody(req)).toString('utf8');
   let patch: unknown;
   try {
     patch = JSON.parse(text);
@@ -392,17 +471,75 @@ async function patchRoute(ctx: HttpContext, route: ResourceRoute, req: IncomingM
   if (route.spec.namespaced && next.metadata.namespace !== route.namespace) {
     throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
   }
-  const r = ctx.store.updateObject(route.resource, next, route.subresource, { dryRun: dryRunOf(q) });
-  writeResponse(res, 200, r.object, r.warnings);
+  const r = ctx.store.updateObject(route.resource, next, route.subresource as Subresource | undefined, { dryRun: dryRunOf(q) });
+  writeResponse(res, 200, r.object, r.warnings, format);
+}
+
+/** Largest `spec.expirationSeconds` of a TokenRequest (2^32 s). */
+const MAX_TOKEN_SECONDS = 2 ** 32;
+
+/**
+ * `POST serviceaccounts/<name>/token` (`pkg/registry/core/serviceaccount/storage/token.go`): a TokenRequest
+ * in, the same request with `status.token` and `status.expirationTimestamp` out (201).
+ */
+async function tokenRoute(ctx: HttpContext, route: ResourceRoute, req: IncomingMessage, res: ServerResponse, q: URLSearchParams, format: OutputFormat): Promise<void> {
+  const body = decodeBody(await readBody(req), req.headers['content-type'], 'TokenRequest', true);
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('TokenRequest in version "v1" cannot be handled as a TokenRequest: the body must be an object');
+  const request = body as KubeObject;
+  if ((request.apiVersion !== undefined && request.apiVersion !== 'authentication.k8s.io/v1') || (request.kind !== undefined && request.kind !== 'TokenRequest')) {
+    throw badRequest(`the object provided is unrecognized (must be of type TokenRequest): ${String(request.apiVersion ?? '')}, Kind=${String(request.kind ?? '')}`);
+  }
+  const namespace = route.namespace ?? '';
+  const name = route.name!;
+  if (request.metadata?.name && request.metadata.name !== name) {
+    throw badRequest(`the name of the object (${request.metadata.name}) does not match the name on the URL (${name})`);
+  }
+  const sa = ctx.store.peek(route.resource, namespace, name);
+  if (!sa) throw notFoundOf(route);
+  const spec = { ...(request.spec ?? {}) };
+  spec.expirationSeconds ??= DEFAULT_EXPIRATION_SECONDS;
+  if (!Array.isArray(spec.audiences) || spec.audiences.length === 0) spec.audiences = [TOKEN_ISSUER];
+  const errors = [];
+  if (spec.expirationSeconds < 600) errors.push({ type: 'FieldValueInvalid' as const, field: 'spec.expirationSeconds', value: spec.expirationSeconds, detail: 'may not specify a duration less than 10 minutes' });
+  if (spec.expirationSeconds > MAX_TOKEN_SECONDS) errors.push({ type: 'FieldValueTooLong' as const, field: 'spec.expirationSeconds', value: spec.expirationSeconds, detail: 'may not specify a duration larger than 2^32 seconds' });
+  let boundObject: { kind: string; name: string; uid: string } | undefined;
+  const ref = spec.boundObjectRef;
+  if (ref) {
+    const resource = boundResourceOf(ref.kind);
+    if (!resource || (ref.apiVersion ?? 'v1') !== 'v1') {
+      errors.push({ type: 'FieldValueNotSupported' as const, field: 'spec.boundObjectRef.kind', value: ref.kind ?? '', detail: 'supported values: "Node", "Pod", "Secret"' });
+    } else if (errors.length === 0) {
+      const spec2 = ctx.store.kinds.get(resource);
+      const obj = spec2 && ctx.store.peek(resource, ref.kind === 'Node' ? '' : namespace, String(ref.name ?? ''));
+      if (!spec2 || !obj) throw notFound(spec2 ?? { plural: `${String(ref.kind).toLowerCase()}s`, group: '' }, String(ref.name ?? ''));
+      if (ref.uid && ref.uid !== obj.metadata.uid) {
+        throw new StatusError(409, 'Conflict', `Operation cannot be fulfilled on ${spec2.plural} "${ref.name}": the UID in the bound object reference (${ref.uid}) does not match the UID in record. The object might have been deleted and then recreated`,
+          { name: ref.name, kind: spec2.plural });
+      }
+      boundObject = { kind: ref.kind, name: obj.metadata.name!, uid: obj.metadata.uid! };
+    }
+  }
+  if (errors.length) throw invalid('TokenRequest', 'authentication.k8s.io', name, errors);
+  const issued = ctx.tokens.issue(sa, { audiences: spec.audiences, expirationSeconds: spec.expirationSeconds, ...(boundObject ? { boundObject } : {}) });
+  const out = {
+    kind: 'TokenRequest',
+    apiVersion: 'authentication.k8s.io/v1',
+    metadata: { ...(request.metadata ?? {}), name, namespace, creationTimestamp: null },
+    spec: { ...spec, ...(boundObject ? { boundObjectRef: { ...ref, uid: boundObject.uid } } : {}) },
+    status: { token: dryRunOf(q) ? '' : issued.token, expirationTimestamp: rfc3339Seconds(issued.expirationTimestamp) },
+  };
+  sendObject(res, 201, out, format);
 }
 
 async function deleteOptionsOf(req: IncomingMessage, q: URLSearchParams): Promise<DeleteOptions> {
-  const text = await readBody(req);
+  const raw = await readBody(req);
   let options: DeleteOptions = {};
-  if (text.trim()) {
-    const body = decodeBody(text, req.headers['content-type'], 'DeleteOptions');
+  if (raw.toString('utf8').trim()) {
+    const body = decodeBody(raw, req.headers['content-type'], 'DeleteOptions', true);
     if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('DeleteOptions must be a JSON object');
-    options = body as DeleteOptions;
+    const { kind, apiVersion: _v, ...rest } = body as Record<string, unknown>;
+    if (kind !== undefined && kind !== 'DeleteOptions') throw badRequest(`the object provided is unrecognized (must be of type DeleteOptions): kind ${JSON.stringify(kind)}`);
+    options = rest as DeleteOptions;
   }
   const policy = q.get('propagationPolicy');
   if (policy) options.propagationPolicy = policy as DeleteOptions['propagationPolicy'];
@@ -416,21 +553,21 @@ async function deleteOptionsOf(req: IncomingMessage, q: URLSearchParams): Promis
   return options;
 }
 
-async function deleteRoute(ctx: HttpContext, route: ResourceRoute, req: IncomingMessage, res: ServerResponse, q: URLSearchParams): Promise<void> {
+async function deleteRoute(ctx: HttpContext, route: ResourceRoute, req: IncomingMessage, res: ServerResponse, q: URLSearchParams, format: OutputFormat): Promise<void> {
   const options = await deleteOptionsOf(req, q);
   const dryRun = dryRunOf(q) || (options.dryRun ?? []).includes('All');
   const r = ctx.store.deleteObject({ resource: route.resource, namespace: route.namespace ?? '', name: route.name! }, options, { dryRun });
   if (r.deleted && !route.spec.returnDeletedObject) {
-    return sendJson(res, 200, {
+    return sendObject(res, 200, {
       kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success',
       details: { name: route.name, ...(route.spec.group ? { group: route.spec.group } : {}), kind: route.spec.plural, uid: r.object.metadata.uid },
-    });
+    }, format);
   }
   // handlers/delete.go: 202 Accepted when dependents are not orphaned and the object is still there
-  sendJson(res, options.orphanDependents === false && !r.deleted ? 202 : 200, r.object);
+  sendObject(res, options.orphanDependents === false && !r.deleted ? 202 : 200, r.object, format);
 }
 
-async function deleteCollectionRoute(ctx: HttpContext, route: ResourceRoute, req: IncomingMessage, res: ServerResponse, q: URLSearchParams): Promise<void> {
+async function deleteCollectionRoute(ctx: HttpContext, route: ResourceRoute, req: IncomingMessage, res: ServerResponse, q: URLSearchParams, format: OutputFormat): Promise<void> {
   if (!route.spec.verbs.includes('deletecollection') || (route.spec.namespaced && !route.namespace)) throw methodNotAllowed();
   ctx.requests.record('delete', route.spec.plural);
   const options = await deleteOptionsOf(req, q);
@@ -445,7 +582,7 @@ async function deleteCollectionRoute(ctx: HttpContext, route: ResourceRoute, req
       if (!(err instanceof StatusError && err.code === 404)) throw err;
     }
   }
-  sendJson(res, 200, listJson(route.spec, done, { resourceVersion: String(ctx.store.revision) }));
+  sendList(res, route.spec, done, { resourceVersion: String(ctx.store.revision) }, format);
 }
 
 async function emulatorRoute(ctx: HttpContext, method: string, segments: string[], req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -96,7 +96,7 @@ export interface KindStrategy {
 
 /** Everything the generic machinery needs to serve one resource. */
 export interface KindSpec {
-  group: '' | 'storage.k8s.io' | 'coordination.k8s.io' | 'events.k8s.io';
+  group: '' | 'storage.k8s.io' | 'coordination.k8s.io' | 'events.k8s.io' | 'apps' | 'rbac.authorization.k8s.io';
   version: 'v1';
   kind: string;
   /** Resource name in paths and discovery: `persistentvolumeclaims`. */
@@ -125,6 +125,12 @@ export interface KindSpec {
    * Another resource stored in the same place and seen through conversion (events.k8s.io/v1 Event
    * over core/v1 Event). Objects are stored in the storage form; `toView`/`fromView` convert.
    */
+  /**
+   * Protobuf is spoken for this kind when `protobuf/schema.ts` has its message (built-in kinds); `false`
+   * makes it JSON-only, as a CustomResourceDefinition's kinds are (415 for a protobuf body; an Accept
+   * asking for protobuf falls through to the next range or 406).
+   */
+  protobuf?: boolean;
   storedAs?: { kind: string; group: string; toView(stored: KubeObject): KubeObject; fromView(view: KubeObject): KubeObject };
   strategy: KindStrategy;
 }

@@ -12,6 +12,7 @@ import type { FieldSelector, LabelSelector } from './selectors.ts';
 import { apiVersionOf, type Binding, type MemoryStore } from './store.ts';
 import { toTable, type IncludeObject } from './table.ts';
 import { parseResourceVersion } from './list.ts';
+import { encodeObject, PROTOBUF_MEDIA_TYPE, watchFrame } from './protobuf/codec.ts';
 
 /** Per-watch parameters. */
 export interface WatchParams {
@@ -25,6 +26,8 @@ export interface WatchParams {
   allowBookmarks: boolean;
   /** Present for a Table watch (kubectl get -w). */
   table?: { include: IncludeObject };
+  /** Protobuf frames (`application/vnd.kubernetes.protobuf;stream=watch`) instead of JSON lines. */
+  protobuf?: boolean;
 }
 
 /** Server-wide watch settings. */
@@ -37,9 +40,23 @@ export interface WatchSettings {
   open: Set<ServerResponse>;
 }
 
-/** The ERROR event body for a Status. */
-function errorEvent(err: StatusError): string {
+/** The ERROR event for a Status. */
+function errorEvent(err: StatusError, protobuf: boolean): string | Buffer {
+  if (protobuf) return watchFrame('ERROR', encodeObject(err.toStatus()));
   return `${JSON.stringify({ type: 'ERROR', object: err.toStatus() })}\n`;
+}
+
+const encoded = new WeakMap<KubeObject, Uint8Array>();
+
+/** Enveloped protobuf of a stored object, built once for every protobuf watcher. */
+function protobufOf(obj: KubeObject, shared: boolean): Uint8Array {
+  if (!shared) return encodeObject(obj);
+  let bytes = encoded.get(obj);
+  if (bytes === undefined) {
+    bytes = encodeObject(obj);
+    encoded.set(obj, bytes);
+  }
+  return bytes;
 }
 
 const serialized = new WeakMap<KubeObject, string>();
@@ -62,7 +79,8 @@ export function serveWatch(store: MemoryStore, spec: KindSpec, params: WatchPara
   let from: number | undefined;
   if (params.resourceVersion && params.resourceVersion !== '0') from = parseResourceVersion(params.resourceVersion);
 
-  res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
+  const protobuf = params.protobuf === true && !params.table;
+  res.writeHead(200, { 'Content-Type': protobuf ? `${PROTOBUF_MEDIA_TYPE};stream=watch` : 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
   res.flushHeaders();
   settings.open.add(res);
 
@@ -80,7 +98,7 @@ export function serveWatch(store: MemoryStore, spec: KindSpec, params: WatchPara
   res.on('close', close);
 
   let headersSent = false;
-  const write = (chunk: string): void => {
+  const write = (chunk: string | Buffer): void => {
     if (closed) return;
     if (res.writableLength > settings.maxBufferedBytes) {
       closed = true;
@@ -93,7 +111,7 @@ export function serveWatch(store: MemoryStore, spec: KindSpec, params: WatchPara
     res.write(chunk);
   };
   const fail = (err: StatusError): void => {
-    write(errorEvent(err));
+    write(errorEvent(err, protobuf));
     close();
   };
 
@@ -106,6 +124,8 @@ export function serveWatch(store: MemoryStore, spec: KindSpec, params: WatchPara
       const table = toTable(spec, [obj], { include: params.table.include, headers: !headersSent, resourceVersion: obj.metadata.resourceVersion });
       headersSent = true;
       write(`${JSON.stringify({ type, object: table })}\n`);
+    } else if (protobuf) {
+      write(watchFrame(type, protobufOf(obj, binding.identity)));
     } else {
       write(`{"type":"${type}","object":${binding.identity ? jsonOf(obj) : JSON.stringify(obj)}}\n`);
     }
@@ -131,7 +151,8 @@ export function serveWatch(store: MemoryStore, spec: KindSpec, params: WatchPara
   };
 
   const bookmark = (): void => {
-    write(`${JSON.stringify({ type: 'BOOKMARK', object: { kind: spec.kind, apiVersion: apiVersionOf(spec), metadata: { resourceVersion: String(store.revision) } } })}\n`);
+    const object = { kind: spec.kind, apiVersion: apiVersionOf(spec), metadata: { resourceVersion: String(store.revision) } };
+    write(protobuf ? watchFrame('BOOKMARK', encodeObject(object)) : `${JSON.stringify({ type: 'BOOKMARK', object })}\n`);
   };
 
   if (from === undefined) {

@@ -374,7 +374,10 @@ export class SqsEventSource {
     });
     if (settlement.error) {
       this.stats.wholeBatchFailures++;
-      this.#o.warn(`${this.#o.functionName}: batch of ${records.length} failed: ${settlement.error.message}`);
+      // a batch cut short by the stack stopping the function is not a failure worth a warning
+      if (this.#running || settlement.error.name !== 'FunctionStoppedError') {
+        this.#o.warn(`${this.#o.functionName}: batch of ${records.length} failed: ${settlement.error.message}`);
+      }
     }
     if (settlement.fifoOrderViolations > 0) {
       this.stats.fifoOrderViolations += settlement.fifoOrderViolations;

@@ -30,6 +30,17 @@ export interface FunctionWorkerOptions {
   env: Record<string, string>;
 }
 
+/**
+ * The invocation was running when the stack stopped the function (its sandbox was shut down): not a failure
+ * of the function, and not reported as one.
+ */
+export class FunctionStoppedError extends Error {
+  constructor(functionName: string) {
+    super(`${functionName}: the function was stopped while this invocation was running`);
+    this.name = 'FunctionStoppedError';
+  }
+}
+
 type Pending = { resolve: (v: unknown) => void; reject: (e: Error) => void };
 
 /** One function's sandbox. */
@@ -38,9 +49,12 @@ export class FunctionWorker {
   readonly #pending = new Map<number, Pending>();
   #next = 1;
   #exited: Error | undefined;
+  #stopping: Promise<void> | undefined;
+  readonly #functionName: string;
 
-  private constructor(worker: Worker) {
+  private constructor(worker: Worker, functionName: string) {
     this.#worker = worker;
+    this.#functionName = functionName;
     worker.on('message', (m: { id?: number; result?: unknown; error?: { name: string; message: string; stack?: string } }) => {
       if (m.id === undefined) return;
       const p = this.#pending.get(m.id);
@@ -50,7 +64,7 @@ export class FunctionWorker {
       else p.resolve(m.result);
     });
     worker.on('exit', (code) => {
-      this.#exited = new Error(`function worker exited with code ${code}`);
+      this.#exited = this.#stopping ? new FunctionStoppedError(this.#functionName) : new Error(`function worker exited with code ${code}`);
       for (const p of this.#pending.values()) p.reject(this.#exited);
       this.#pending.clear();
     });
@@ -78,7 +92,7 @@ export class FunctionWorker {
       worker.on('message', onMessage);
       worker.once('error', reject);
     });
-    return new FunctionWorker(worker);
+    return new FunctionWorker(worker, options.functionName);
   }
 
   /** The function as an async handler; the deadline comes from the caller's context. */
@@ -91,7 +105,14 @@ export class FunctionWorker {
     });
   };
 
-  async stop(): Promise<void> {
-    await this.#worker.terminate();
+  /** Invocations still running are ended and rejected with {@link FunctionStoppedError}. Idempotent. */
+  stop(): Promise<void> {
+    this.#stopping ??= (async () => {
+      this.#exited ??= new FunctionStoppedError(this.#functionName);
+      for (const p of this.#pending.values()) p.reject(this.#exited);
+      this.#pending.clear();
+      await this.#worker.terminate();
+    })();
+    return this.#stopping;
   }
 }

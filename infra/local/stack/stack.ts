@@ -34,6 +34,7 @@ import { kebabCase } from '../../build/functions.ts';
 import { createDocumentClient, type DocumentClient } from '../../../lib/state/client.ts';
 import { SqsEventSource, invokeWithTimeout, type BatchOutcome, type SqsHandler } from './event-source.ts';
 import { FunctionWorker } from './function-worker.ts';
+import { NODE_ID_ANNOTATION, STORAGEOS_DRIVER } from '../../../lib/label-sync/predicate.ts';
 import { resolveIntrinsics } from './intrinsics.ts';
 import { createResources, LOCAL_ACCOUNT_ID, type LocalQueue, type LocalResources } from './resources.ts';
 import { Scheduler, type ScheduledTarget } from './schedule.ts';
@@ -51,6 +52,13 @@ const FORWARDER_SYNC_TIMEOUT_MS = 30_000;
 
 /** How long one component may take to stop before the stack moves on (and says so). */
 const STOP_STEP_TIMEOUT_MS = 15_000;
+
+/**
+ * On stop, how long SQS batches already running may take to settle before their functions are shut down.
+ * A scheduled run is not waited for: the shared-volume poll runs for most of a minute and is simply ended
+ * (its next start polls again), as a Lambda sandbox is when its function is removed.
+ */
+const STOP_GRACE_MS = 2_000;
 
 /** The embedded storage control plane's user. */
 export const STORAGE_API_CREDENTIALS = { username: 'storageos', password: 'storageos' } as const;
@@ -84,6 +92,12 @@ export interface StackOptions {
    * node, like every Node created later) and the default StorageClass `local` (default true).
    */
   seedCluster?: boolean;
+  /**
+   * With the seed: give `local-node` the CSI driver annotation the StorageOS node registrar sets
+   * (`csi.volume.kubernetes.io/nodeid` = `{"csi.storageos.com": "<storage node id>"}`), so label sync treats
+   * it as a storage node and a label change on it is synced (default false; `npm start` turns it on).
+   */
+  storageNodeAnnotation?: boolean;
   /** Run the forwarder against the cluster (default false; `npm start` turns it on). */
   withForwarder?: boolean;
   /** Options for `startForwarder` over the stack's defaults (single replica, no leader election). */
@@ -272,6 +286,15 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     if (kubeApi && storageApi && options.seedCluster !== false) {
       const seeded = await seedLocalCluster({ kubeconfigPath, store: kubeApi.store, storage: storageApi.state, warn });
       onStop('node sync', async () => seeded.stop());
+      if (options.storageNodeAnnotation) {
+        // as the CSI node registrar does once the driver runs on the node: an update of the existing Node
+        const storageNode = await storageApi.state.addNode(seeded.nodeName);
+        const node = kubeApi.store.get({ resource: '/nodes', namespace: '', name: seeded.nodeName });
+        if (node) {
+          node.metadata.annotations = { ...node.metadata.annotations, [NODE_ID_ANNOTATION]: JSON.stringify({ [STORAGEOS_DRIVER]: storageNode.id }) };
+          kubeApi.store.update('/nodes', node);
+        }
+      }
     }
 
     // --- resources from the template
@@ -309,6 +332,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 
     // --- functions
     const handlers = new Map<string, { def: FunctionDef; handler: LambdaHandler }>();
+    const workers: FunctionWorker[] = [];
     for (const def of wiring.functions) {
       if (options.functions) {
         const h = options.functions[def.name];
@@ -333,6 +357,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         },
       });
       onStop(`function ${def.name}`, () => worker.stop());
+      workers.push(worker);
       handlers.set(def.name, { def, handler: worker.handler });
     }
     for (const name of Object.keys(options.functions ?? {})) {
@@ -391,7 +416,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         onFired:
           options.onScheduled ??
           ((rule, o) => {
-            if (o.error) warn(`schedule ${rule}: ${(o.error as Error).message}`);
+            // a run ended by the stack stopping is not an error of the function
+            if (o.error && (o.error as Error).name !== 'FunctionStoppedError') warn(`schedule ${rule}: ${(o.error as Error).message}`);
           }),
       });
     }
@@ -422,12 +448,20 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     }
 
     for (const source of Object.values(eventSources)) source.start();
-    onStop('event source mappings', () => Promise.all(Object.values(eventSources).map((s) => s.stop())));
-    if (scheduler) {
-      scheduler.start();
-      const s = scheduler;
-      onStop('schedules', () => s.stop());
-    }
+    scheduler?.start();
+    // One step, first of all: no new polls or firings; SQS batches in flight get STOP_GRACE_MS to settle;
+    // then the functions' workers are shut down, which ends whatever still runs (a scheduled poll) at once.
+    onStop('event source mappings and schedules', async () => {
+      const sources = Promise.allSettled(Object.values(eventSources).map((s) => s.stop()));
+      const schedules = scheduler?.stop();
+      if (workers.length > 0) {
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([sources, new Promise((ok) => { timer = setTimeout(ok, STOP_GRACE_MS); })]);
+        clearTimeout(timer);
+        await Promise.all(workers.map((w) => w.stop()));
+      }
+      await Promise.all([sources, schedules]);
+    });
 
     const stackJson = {
       kubeconfig: kubeconfigPath,

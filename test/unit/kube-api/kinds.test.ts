@@ -23,6 +23,13 @@ const FACTS: Record<string, [string, boolean, string[], boolean, string[], boole
   'storage.k8s.io/volumeattachments': ['VolumeAttachment', false, [], true, ALL, true, true, false],
   'coordination.k8s.io/leases': ['Lease', true, [], false, ALL, false, false, true],
   'events.k8s.io/events': ['Event', true, ['ev'], false, ALL, false, true, true],
+  '/serviceaccounts': ['ServiceAccount', true, ['sa'], false, ALL, true, true, false],
+  'apps/deployments': ['Deployment', true, ['deploy'], true, ALL, false, true, false],
+  'apps/replicasets': ['ReplicaSet', true, ['rs'], true, ALL, false, true, false],
+  'rbac.authorization.k8s.io/roles': ['Role', true, [], false, ALL, false, true, true],
+  'rbac.authorization.k8s.io/clusterroles': ['ClusterRole', false, [], false, ALL, false, true, true],
+  'rbac.authorization.k8s.io/rolebindings': ['RoleBinding', true, [], false, ALL, false, true, true],
+  'rbac.authorization.k8s.io/clusterrolebindings': ['ClusterRoleBinding', false, [], false, ALL, false, true, true],
 };
 
 describe('kube-api kinds: discovery facts', () => {
@@ -42,8 +49,8 @@ describe('kube-api kinds: discovery facts', () => {
     });
   }
 
-  it('pods and services are in the "all" category', () => {
-    assert.deepEqual(KINDS.filter((k) => k.categories?.includes('all')).map((k) => k.plural).sort(), ['pods', 'services']);
+  it('pods, services, deployments and replicasets are in the "all" category', () => {
+    assert.deepEqual(KINDS.filter((k) => k.categories?.includes('all')).map((k) => k.plural).sort(), ['deployments', 'pods', 'replicasets', 'services']);
   });
 
   it('events.k8s.io/v1 events are stored as core/v1 events', () => {

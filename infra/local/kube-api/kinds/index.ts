@@ -5,6 +5,7 @@
  * The generic machinery serves exactly this list; `ObjectRef.resource` keys are `${group}/${plural}`.
  */
 import type { KindSpec } from '../types.ts';
+import { deployments, replicaSets } from './apps.ts';
 import { configMaps, secrets } from './configmap-secret.ts';
 import { endpoints } from './endpoints.ts';
 import { coreEvents, eventsV1Events } from './event.ts';
@@ -14,6 +15,8 @@ import { nodes } from './node.ts';
 import { persistentVolumes } from './persistentvolume.ts';
 import { persistentVolumeClaims } from './persistentvolumeclaim.ts';
 import { pods } from './pod.ts';
+import { clusterRoleBindings, clusterRoles, roleBindings, roles } from './rbac.ts';
+import { serviceAccounts } from './serviceaccount.ts';
 import { services } from './service.ts';
 import { storageClasses } from './storageclass.ts';
 import { volumeAttachments } from './volumeattachment.ts';
@@ -29,11 +32,18 @@ export const KINDS: KindSpec[] = [
   persistentVolumes,
   pods,
   secrets,
+  serviceAccounts,
   services,
   storageClasses,
   volumeAttachments,
   leases,
   eventsV1Events,
+  deployments,
+  replicaSets,
+  clusterRoleBindings,
+  clusterRoles,
+  roleBindings,
+  roles,
 ];
 
 /** The store key of a spec: `${group}/${plural}`. */
