@@ -19,6 +19,8 @@
  * | `--http-port` | `HTTP_PORT` | `8080` |
  * | `--queue-capacity` | `QUEUE_CAPACITY` | `1000` |
  * | `--watch-silence` | `WATCH_SILENCE` | `5m` |
+ * | `--heartbeat-interval` | `HEARTBEAT_INTERVAL` | `1m` (the leader's heartbeat, heartbeat.ts; `0` = none) |
+ * | `--cloudwatch-namespace` | `CLOUDWATCH_NAMESPACE` | none: no CloudWatch heartbeat metric (`claimflow` in EKS) |
  *
  * AWS endpoints and credentials come from the SDK's standard chain (IRSA / Pod Identity in EKS,
  * `AWS_ENDPOINT_URL_SNS` / `AWS_ENDPOINT_URL_DYNAMODB` locally).
@@ -39,6 +41,10 @@ export interface ForwarderConfig {
   httpPort: number;
   queueCapacity: number;
   watchSilenceMs: number;
+  /** 0: no heartbeat. */
+  heartbeatIntervalMs: number;
+  /** CloudWatch namespace of the heartbeat metric; undefined: none. */
+  cloudwatchNamespace?: string;
 }
 
 /** Parses `15s`, `500ms`, `2m`, `1h` or a number of milliseconds. */
@@ -71,6 +77,8 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
       'http-port': { type: 'string' },
       'queue-capacity': { type: 'string' },
       'watch-silence': { type: 'string' },
+      'heartbeat-interval': { type: 'string' },
+      'cloudwatch-namespace': { type: 'string' },
     },
     strict: true,
   });
@@ -116,5 +124,7 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
     httpPort: integer(pick('http-port', 'HTTP_PORT') ?? '8080', 'http port'),
     queueCapacity: integer(pick('queue-capacity', 'QUEUE_CAPACITY') ?? '1000', 'queue capacity'),
     watchSilenceMs: parseDuration(pick('watch-silence', 'WATCH_SILENCE') ?? '5m'),
+    heartbeatIntervalMs: parseDuration(pick('heartbeat-interval', 'HEARTBEAT_INTERVAL') ?? '1m'),
+    cloudwatchNamespace: pick('cloudwatch-namespace', 'CLOUDWATCH_NAMESPACE'),
   };
 }

@@ -10,6 +10,7 @@
  * await forwarder.stop(); // flushes, releases the lease
  */
 import type { Server } from 'node:http';
+import { hostname } from 'node:os';
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { SNSClient } from '@aws-sdk/client-sns';
@@ -20,6 +21,7 @@ import { SyncMarkers } from '../state/sync.ts';
 import type { WatchedKind } from '../runtime/message.ts';
 import { watchedResources } from './kinds.ts';
 import { KubeTransport } from './kube-transport.ts';
+import { Heartbeat, type MetricsSink } from './heartbeat.ts';
 import { LeaderElector, type LeaderElectionConfig } from './leader-election.ts';
 import { ForwarderMetrics } from './metrics.ts';
 import { EventPublisher, type Progress } from './publisher.ts';
@@ -57,6 +59,13 @@ export interface ForwarderOptions {
   logger?: Logger;
   /** Register Node's default process metrics. */
   defaultMetrics?: boolean;
+  /**
+   * The leader's heartbeat (heartbeat.ts): the `sync#<cluster>#forwarder` record every `intervalMs`
+   * (default 60 s) and, with `cloudwatch`, the `ForwarderHeartbeat` metric. `false`: none.
+   */
+  heartbeat?: false | { intervalMs?: number; cloudwatch?: { client: MetricsSink; namespace: string } };
+  /** This replica's name in the heartbeat without leader election (default: the host name). */
+  identity?: string;
 }
 
 export interface Forwarder {
@@ -82,10 +91,25 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
   const kinds = new Set(options.kinds ?? watchedResources().map((r) => r.kind));
   const resources = watchedResources(options.serviceSelector).filter((r) => kinds.has(r.kind));
 
+  let heartbeat: Heartbeat | undefined;
   const onProgress = async (progress: Progress) => {
     if (progress.listComplete) await sync.markListComplete(options.cluster, progress.kind, progress.rv);
     else await sync.saveBookmark(options.cluster, progress.kind, progress.rv);
+    heartbeat?.progress(progress.kind, progress.rv);
   };
+  const newHeartbeat = (): Heartbeat | undefined =>
+    options.heartbeat === false
+      ? undefined
+      : new Heartbeat({
+          doc: options.doc,
+          table: options.tables.control,
+          cluster: options.cluster,
+          identity: options.lease ? options.lease.identity : (options.identity ?? hostname()),
+          intervalMs: options.heartbeat?.intervalMs,
+          cloudwatch: options.heartbeat?.cloudwatch,
+          metrics,
+          onError: (err) => logger.warn('heartbeat failed', { error: (err as Error).message }),
+        });
   const newPublisher = () =>
     new EventPublisher({
       sns: options.sns,
@@ -109,6 +133,8 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
     logger.info('started leading', { cluster: options.cluster, kinds: [...kinds] });
     publisher = newPublisher();
     publisher.start();
+    heartbeat = newHeartbeat();
+    heartbeat?.start();
     reflectors = resources.map(
       (resource) =>
         new Reflector({
@@ -136,9 +162,12 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
     reflectors = [];
     const current = publisher;
     publisher = undefined;
+    const beating = heartbeat;
+    heartbeat = undefined;
     if (!flush) current?.discard();
     await Promise.all(stopping.map((r) => r.stop()));
     await current?.stop({ flush, timeoutMs: options.shutdownFlushMs });
+    await beating?.stop();
     metrics.isLeader.set(0);
     logger.info('stopped leading', { cluster: options.cluster, flushed: flush });
   };

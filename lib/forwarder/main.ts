@@ -6,6 +6,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { KubeConfig } from '@kubernetes/client-node';
 import { SNSClient } from '@aws-sdk/client-sns';
+import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { createDocumentClient } from '../state/client.ts';
 import { loadConfig } from './config.ts';
 import { startForwarder } from './forwarder.ts';
@@ -34,8 +35,21 @@ async function main(): Promise<void> {
     watchSilenceMs: config.watchSilenceMs,
     logger,
     defaultMetrics: true,
+    heartbeat:
+      config.heartbeatIntervalMs > 0
+        ? {
+            intervalMs: config.heartbeatIntervalMs,
+            cloudwatch: config.cloudwatchNamespace ? { client: new CloudWatchClient({}), namespace: config.cloudwatchNamespace } : undefined,
+          }
+        : false,
   });
-  logger.info('forwarder started', { cluster: config.cluster, port: forwarder.port, kinds: config.kinds, leaderElection: config.lease !== false });
+  logger.info('forwarder started', {
+    cluster: config.cluster,
+    port: forwarder.port,
+    kinds: config.kinds,
+    leaderElection: config.lease !== false,
+    heartbeat: config.heartbeatIntervalMs > 0 ? { intervalMs: config.heartbeatIntervalMs, cloudwatchNamespace: config.cloudwatchNamespace ?? null } : false,
+  });
 
   let stopping = false;
   const shutdown = (signal: string) => {

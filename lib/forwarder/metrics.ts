@@ -33,6 +33,10 @@ export class ForwarderMetrics {
   readonly queueDepth = new Gauge({ name: 'claimflow_forwarder_queue_depth', help: 'Messages waiting to be published', registers: [this.registry] });
   /** 1 while this replica holds the lease. */
   readonly isLeader = new Gauge({ name: 'claimflow_forwarder_is_leader', help: '1 while this replica holds the lease', registers: [this.registry] });
+  /** Unix time (s) of the leader's last successful heartbeat (0 when not leading). See heartbeat.ts. */
+  readonly heartbeat = new Gauge({ name: 'claimflow_forwarder_heartbeat_timestamp_seconds', help: 'Unix time of the last heartbeat written while leading', registers: [this.registry] });
+  /** Heartbeat writes (DynamoDB record or CloudWatch metric) that failed. */
+  readonly heartbeatErrors = new Counter({ name: 'claimflow_forwarder_heartbeat_errors_total', help: 'Failed heartbeat writes', registers: [this.registry] });
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics) collectDefaultMetrics({ register: this.registry });

@@ -25,6 +25,12 @@ export interface ResyncItem {
 export interface ResyncServices {
   doc: DocumentClient;
   tables: TableNames;
+  /**
+   * Sends every key yielded so far (the runner batches them). A source that records a run as done
+   * calls it first, so a send that fails leaves the run undone. Absent when the caller sends nothing
+   * (it only collects the keys).
+   */
+  flush?(): Promise<void>;
 }
 
 /** Lists the keys a controller wants reconciled again in `cluster`. */

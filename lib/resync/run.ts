@@ -4,15 +4,19 @@
  *     and are then taken off the due index (send first: a lost send must not lose the retry; a duplicate
  *     is collapsed by the FIFO dedup id, which carries the `dueAt`);
  * (b) every registered controller's level-triggered resync source is run per cluster and its keys are
- *     re-enqueued.
+ *     re-enqueued;
+ * (c) the keys still parked are counted per controller and published as the `ParkedKeys` metric
+ *     (parked.ts), which the stage's parked-keys alarm watches.
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { Logger } from '@aws-lambda-powertools/logger';
+import type { Metrics } from '@aws-lambda-powertools/metrics';
 import { MESSAGE_VERSION, type ClusterEvent, type WatchedKind } from '../runtime/message.ts';
 import { BackoffStore } from '../state/backoff.ts';
 import { ObjectCache } from '../state/cache.ts';
 import type { DocumentClient } from '../state/client.ts';
 import type { TableNames } from '../state/schema.ts';
+import { countParkedKeys, publishParkedKeys } from './parked.ts';
 import { registeredResyncs, type ResyncSource } from './registry.ts';
 import { RequeueSender } from './sender.ts';
 
@@ -30,6 +34,8 @@ export interface ResyncOptions {
   maxDue?: number;
   now?: () => number;
   logger?: Pick<Logger, 'info' | 'warn' | 'error'>;
+  /** Where `ParkedKeys` is published (default: EMF on stdout); `false`: not counted. */
+  metrics?: Metrics | false;
 }
 
 export interface ResyncReport {
@@ -88,7 +94,7 @@ export async function runResync(options: ResyncOptions): Promise<ResyncReport> {
     let count = 0;
     for (const cluster of options.clusters) {
       try {
-        for await (const item of source(cluster, cache, { doc: options.doc, tables: options.tables })) {
+        for await (const item of source(cluster, cache, { doc: options.doc, tables: options.tables, flush: () => sender.flush() })) {
           await sender.add(queueUrl, {
             v: MESSAGE_VERSION,
             cluster,
@@ -109,6 +115,15 @@ export async function runResync(options: ResyncOptions): Promise<ResyncReport> {
       }
     }
     report.resynced[controller] = count;
+  }
+  if (options.metrics !== false) {
+    try {
+      const parked = await countParkedKeys(options.doc, options.tables.control);
+      publishParkedKeys(parked, Object.keys(options.queueUrls), options.metrics);
+      options.logger?.info('parked keys', { parked });
+    } catch (error) {
+      options.logger?.warn('parked keys not counted', { error: String(error) });
+    }
   }
   options.logger?.info('resync done', { ...report });
   return report;
