@@ -1,5 +1,5 @@
 /**
- * Lambda entry point of the provisioner: the provisioner queue (PVC, PV and StorageClass events) →
+ * Lambda entry point of the provisioner: the provisioner queue (PVC, PV, StorageClass and VolumeAttachment events) →
  * {@link createProvisionerController} through the shared SQS FIFO runtime. Configuration: see
  * `lib/provisioner/OPTIONS.md` (`PROVISIONER_*`) and the storage API variables (`STORAGE_API_URL`, …).
  * Nothing is built at import; the first invocation reads the options and creates the clients.

@@ -97,6 +97,17 @@ export function resolveClaim(cached: PersistentVolumeClaim | undefined, inProgre
   return cached ?? inProgress;
 }
 
+/**
+ * Whether the in-progress copy of a deleted claim is stale: the claim's last state before deletion (the
+ * cache tombstone, same UID) was bound or no longer asked for us. Upstream's worker processes every update
+ * of a claim, so it saw that state and dropped the claim from claimsInProgress before the deletion; here
+ * the update and the deletion may reach the reconcile together, so the tombstone stands in for the update.
+ */
+export function inProgressSuperseded(config: CoreConfig, lastState: PersistentVolumeClaim | undefined, inProgress: PersistentVolumeClaim | undefined): boolean {
+  if (!lastState || !inProgress || lastState.metadata.uid !== inProgress.metadata.uid) return false;
+  return !isProvisioningCandidate(config, lastState);
+}
+
 /** The names this controller answers to. */
 export function knownProvisioner(config: CoreConfig, name: string): boolean {
   return name === config.provisionerName || config.additionalProvisionerNames.includes(name);
@@ -218,8 +229,9 @@ export function planClaimSync(config: CoreConfig, provisioner: Provisioner, ctx:
 
   const should = shouldProvision(config, provisioner, ctx, claim, storageClass);
   if (should.error) return finish({ result: 'requeue', error: should.error, metrics: [failed(claim)], inProgress: 'keep', ...slow });
-  // Not ours (or not yet): `syncClaim` returns nil and leaves claimsInProgress alone.
-  if (!should.should) return finish({ result: 'done', inProgress: 'keep', ...slow });
+  // Not ours, bound, or not yet: `syncClaim` returns nil, and every nil return drops the claim from
+  // claimsInProgress (`processNextClaimWorkItem`), so a claim bound elsewhere is never resumed from it.
+  if (!should.should) return finish({ result: 'done', inProgress: 'delete', ...slow });
 
   // provisionClaimOperation
   const pvName = volumeName(config, claim);
@@ -317,8 +329,10 @@ export function afterProvision(
 
 /** What the volume store reports after trying to save a provisioned PV. */
 export interface StoreResult {
-  /** The PV is saved (or queued for saving by the queue store, which counts as success). */
+  /** The PV is saved, or queued for saving (the queue store; the backoff store at the time limit): success. */
   saved: boolean;
+  /** The PV is not saved yet but parked in the claim's durable record; the next reconcile saves it first. */
+  queued?: boolean;
   /** The last save error when not saved. */
   error?: Error;
   /** Events the store recorded on the claim (success, "Deleting the volume", cleanup failure). */

@@ -8,7 +8,9 @@
  * Keys: a claim request is `namespace/name`; its per-claim state and provisioning lease are keyed by the
  * claim UID (`lease#provision#<cluster>#<uid>`), so a long or duplicated provision never runs twice and a
  * claim re-created under the same name starts afresh. StorageClass events need no work (upstream has no
- * handler): a claim waiting for its class is retried by backoff.
+ * handler): a claim waiting for its class is retried by backoff. A PV that a VolumeAttachment names is
+ * never deleted (csi-provisioner's `canDeleteVolume`); when such an attachment is gone, its VolumeAttachment
+ * event sends the PV's key back to the queue (`reconcileAttachment`), in the PV's own message group.
  *
  * @example
  * const controller = createProvisionerController({ options: provisionerOptionsFromEnv(), provisioner });
@@ -20,28 +22,44 @@ import type { RuntimeContext, SqsHandlerOptions } from '../runtime/handler.ts';
 import type { Controller, ReconcileRequest, ReconcileResult } from '../runtime/reconcile.ts';
 import type { Lease } from '../state/lease.ts';
 import { ObjectCache } from '../state/cache.ts';
-import { getClaimClass, isProvisioningCandidate, resolveClaim, storeMessages, volumeName, type ClaimOutcome, type CoreConfig } from './claim.ts';
+import {
+  getClaimClass, inProgressSuperseded, isProvisioningCandidate, resolveClaim, storeMessages, volumeName, type ClaimOutcome, type CoreConfig,
+} from './claim.ts';
 import { EventReason } from './constants.ts';
 import { KubeWriter } from './kube-writer.ts';
 import { emitObservations } from './metrics.ts';
 import type { PersistentVolume, PersistentVolumeClaim, StorageClass } from './objects.ts';
-import { coreConfig, createProvisionedPVBackoff, DEFAULTS, type ProvisionerOptions } from './options.ts';
+import { coreConfig, createProvisionedPVBackoff, DEFAULTS, timeMarginMsFromEnv, type ProvisionerOptions } from './options.ts';
 import { ClaimRecords, type ClaimRecordChange } from './records.ts';
 import { BackoffStore, QueueStore } from './store.ts';
 import { syncClaim, type VolumeStore } from './sync-claim.ts';
 import { syncVolume } from './sync-volume.ts';
+import { BackoffStore as KeyBackoff } from '../state/backoff.ts';
+import { CachedVolumeAttachments, canDeleteVolume, detachedVolumeName } from './attachments.ts';
+import { volumeRequeuerFromEnv, type VolumeRequeuer } from './requeue.ts';
+import { planVolumeSync } from './volume.ts';
 import type { MetricObservation, ProvisionerEvent, Provisioner, VolumeNameHook } from './types.ts';
 
 export interface ProvisionerControllerDeps {
   options: ProvisionerOptions;
   provisioner: Provisioner;
+  /**
+   * Puts a PV key back on the provisioner queue when the VolumeAttachment that held its deletion back is
+   * gone (default: over SQS to `PROVISIONER_QUEUE_URL`; `null`: never, the PV's backoff retries it).
+   */
+  volumeRequeuer?: VolumeRequeuer | null;
   /** [`VolumeName`] hook; default `pvc-<uid>`. */
   volumeNameHook?: VolumeNameHook;
   /** Observations go here as well as to EMF (tests, benchmarks). */
   onMetric?: (observation: MetricObservation) => void;
   /** Epoch ms; injectable for tests. */
   clock?: () => number;
+  /** The runtime's time margin (default `TIME_MARGIN_MS`, else 5 s): PV save retries stop two margins before the Lambda timeout. */
+  timeMarginMs?: number;
 }
+
+/** The controller's name: its backoff records, metrics dimension and REQUEUE address. */
+export const CONTROLLER_NAME = 'provisioner';
 
 /** Requeue delay when another invocation holds the claim's provisioning lease. */
 const LEASE_BUSY_REQUEUE_MS = 5_000;
@@ -78,6 +96,7 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
   const { options, provisioner } = deps;
   const config: CoreConfig = { ...coreConfig(options), ...(deps.volumeNameHook ? { volumeNameHook: deps.volumeNameHook } : {}) };
   const clock = deps.clock ?? Date.now;
+  const timeMarginMs = deps.timeMarginMs ?? timeMarginMsFromEnv();
 
   const report = async (ctx: RuntimeContext, involved: { claim?: PersistentVolumeClaim; volume?: PersistentVolume }, events: ProvisionerEvent[], metrics: MetricObservation[]): Promise<void> => {
     for (const e of events) {
@@ -98,23 +117,34 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
     if (!uid) return;
     const records = new ClaimRecords(ctx.doc, ctx.tables.control, clock);
     const record = await records.get(cluster, uid);
+
+    // A PV provisioned earlier but not saved yet (the queue store, or the backoff store out of Lambda time)
+    // is saved before anything else, even when its claim is gone meanwhile: its volume exists, and the PV
+    // is what releases and reclaims it (upstream's unsaved-PV queue is keyed by PV, not by claim).
+    if (record.pendingVolume) {
+      const writer = new KubeWriter(await ctx.kube.coreV1(cluster), cache, cluster);
+      await writer.createVolume(record.pendingVolume);
+      await records.apply(cluster, uid, { pendingVolume: null, ...(record.inProgress ? { inProgress: null } : {}) });
+      // Upstream's queue store records the success only on a claim that still exists.
+      if (cached) await report(ctx, { claim: cached }, [{ on: 'claim', type: 'Normal', reason: EventReason.ProvisioningSucceeded, message: storeMessages.succeeded(record.pendingVolume.metadata.name ?? '') }], []);
+      return;
+    }
+
     const claim = resolveClaim(cached, record.inProgress);
     if (!claim) {
       ctx.logger.debug('claim in work queue no longer exists', { uid });
       return;
     }
-    const writer = new KubeWriter(await ctx.kube.coreV1(cluster), cache, cluster);
 
-    // Queue store: a PV provisioned earlier but not saved yet is saved before anything else.
-    if (record.pendingVolume) {
-      await writer.createVolume(record.pendingVolume);
-      await records.apply(cluster, uid, { pendingVolume: null });
-      await report(ctx, { claim }, [{ on: 'claim', type: 'Normal', reason: EventReason.ProvisioningSucceeded, message: storeMessages.succeeded(record.pendingVolume.metadata.name ?? '') }], []);
+    // Bound, or not asking for us: shouldProvision says no, so the lease and the lookups are skipped; the
+    // sync ends without error, so the claim leaves claimsInProgress as upstream's does. A deleted claim
+    // whose last state (the tombstone) was bound elsewhere is not resumed from its in-progress copy.
+    const lastState = entry?.deleted ? (entry.object as PersistentVolumeClaim) : undefined;
+    if (!isProvisioningCandidate(config, claim) || (!cached && inProgressSuperseded(config, lastState, record.inProgress))) {
+      if (record.inProgress) await records.apply(cluster, uid, { inProgress: null });
       return;
     }
-
-    // Bound, or not asking for us: shouldProvision would say no; skip the lease and the lookups.
-    if (!isProvisioningCandidate(config, claim)) return;
+    const writer = new KubeWriter(await ctx.kube.coreV1(cluster), cache, cluster);
 
     const holder = randomUUID();
     const leaseName = provisioningLeaseName(cluster, uid);
@@ -131,12 +161,19 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
       const classEntry = await cache.get(cluster, 'StorageClass', getClaimClass(claim));
       const volumeEntry = await cache.get(cluster, 'PersistentVolume', volumeName(config, claim));
       const pending = records.pendingVolumesOf(cluster, uid);
+      const lambda = ctx.lambdaContext;
       const store: VolumeStore = options.volumeStore === 'queue'
         ? new QueueStore(writer, pending)
-        : new BackoffStore({ creator: writer, provisioner, backoff: createProvisionedPVBackoff(options) });
+        : new BackoffStore({
+          creator: writer, provisioner, backoff: createProvisionedPVBackoff(options), pending,
+          // One margin for the save attempt after the last wait, one to hand the PV over and finish.
+          ...(lambda ? { timeLeftMs: () => lambda.getRemainingTimeInMillis() - 2 * timeMarginMs } : {}),
+        });
       const signal = timeoutSignal(options.provisionTimeoutMs);
+      // `Provisioning` goes out through the recorder before the backend call, as upstream records it.
+      const recordEvents = (events: ProvisionerEvent[]): Promise<void> => report(ctx, { claim }, events, []);
       let outcome: ClaimOutcome = await syncClaim(
-        { config, provisioner, store, slowRetryPeriodMs: options.slowRetryPeriodMs, clock, ...(signal ? { signal } : {}) },
+        { config, provisioner, store, slowRetryPeriodMs: options.slowRetryPeriodMs, clock, recordEvents, ...(signal ? { signal } : {}) },
         {
           claim,
           ...(classEntry && !classEntry.deleted ? { storageClass: classEntry.object as StorageClass } : {}),
@@ -162,7 +199,10 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
       await report(ctx, { claim }, outcome.events, outcome.metrics);
       if (outcome.result === 'requeue') throw outcome.error ?? new Error('provisioning failed');
       if (outcome.result === 'stop') ctx.logger.info('provisioning stopped', { reason: outcome.error?.message });
-      if (pending.parked) return { requeueAfterMs: runtimeOptionsFor(options).limiter!.baseDelayMs };
+      if (pending.parked) {
+        ctx.logger.info('provisioned PV not saved yet: kept in the claim record, saved first on the next reconcile', { uid, pv: volumeName(config, claim) });
+        return { requeueAfterMs: runtimeOptionsFor(options).limiter!.baseDelayMs };
+      }
       return;
     } finally {
       clearInterval(renewal);
@@ -177,18 +217,54 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
     const pv = entry && !entry.deleted ? (entry.object as PersistentVolume) : undefined;
     if (!pv) return;
     const writer = new KubeWriter(await ctx.kube.coreV1(cluster), cache, cluster);
+    const attachments = new CachedVolumeAttachments(cache, cluster);
     const signal = timeoutSignal(options.deletionTimeoutMs);
-    const outcome = await syncVolume({ config, provisioner, writer, clock, ...(signal ? { signal } : {}) }, pv);
+    const outcome = await syncVolume({ config, provisioner, writer, attachments, clock, ...(signal ? { signal } : {}) }, pv);
     await report(ctx, { volume: pv }, outcome.events, outcome.metrics);
     if (outcome.result === 'requeue') throw outcome.error ?? new Error('volume deletion failed');
   }
 
+  let requeuer: VolumeRequeuer | null | undefined = deps.volumeRequeuer;
+  const volumeRequeuer = (): VolumeRequeuer | null => (requeuer === undefined ? (requeuer = volumeRequeuerFromEnv() ?? null) : requeuer);
+
+  /**
+   * A VolumeAttachment changed. Once it is gone, the PV it named may be deletable at last: when that PV
+   * is ours, wants deleting, and no other attachment names it, its key goes back to the queue in the PV's
+   * own message group, its backoff forgotten first (else the runtime's backoff gate would hold the
+   * REQUEUE until the retry scheduled after the "still attached" failure). The PV itself is only read
+   * here, never synced, so one PV is never reconciled by two workers at once.
+   */
+  async function reconcileAttachment(request: ReconcileRequest, ctx: RuntimeContext): Promise<ReconcileResult> {
+    const { cluster } = request;
+    const cache = new ObjectCache(ctx.doc, ctx.tables.cache);
+    const entry = await cache.get(cluster, 'VolumeAttachment', request.key);
+    const pvName = detachedVolumeName(entry, request.event.type === 'DELETED' ? request.event.object : undefined);
+    if (!pvName) return;
+    const pvEntry = await cache.get(cluster, 'PersistentVolume', pvName);
+    if (!pvEntry || pvEntry.deleted) return;
+    const pv = pvEntry.object as PersistentVolume;
+    if (!planVolumeSync(config, provisioner, { signal: new AbortController().signal }, pv).delete) return;
+    if (canDeleteVolume(pv, await new CachedVolumeAttachments(cache, cluster).list())) return;
+    const target = volumeRequeuer();
+    if (!target) {
+      ctx.logger.warn('attachment gone but no provisioner queue to requeue its volume; the volume’s backoff retries it', { pv: pvName });
+      return;
+    }
+    await new KeyBackoff({ doc: ctx.doc, table: ctx.tables.control }).clear({ controller: CONTROLLER_NAME, cluster, kind: 'PersistentVolume', key: pvName });
+    const cause = `detached-${entry?.uid || request.event.uid || request.key}-${entry?.rv ?? request.event.resourceVersion}`;
+    await target.requeue({ cluster, name: pvName, uid: pvEntry.uid, resourceVersion: String(pvEntry.rv), cause });
+    ctx.logger.info('attachment gone: volume requeued for deletion', { pv: pvName });
+  }
+
   return {
-    name: 'provisioner',
-    kinds: ['PersistentVolumeClaim', 'PersistentVolume', 'StorageClass'],
+    name: CONTROLLER_NAME,
+    // VolumeAttachment: the delete guard reads them, so their initial LIST gates the controller too
+    // (the runtime's sync gate defaults to these kinds); their deletions requeue the PV they held.
+    kinds: ['PersistentVolumeClaim', 'PersistentVolume', 'StorageClass', 'VolumeAttachment'],
     async reconcile(request, ctx) {
       if (request.kind === 'PersistentVolumeClaim') return reconcileClaim(request, ctx);
       if (request.kind === 'PersistentVolume') return reconcileVolume(request, ctx);
+      if (request.kind === 'VolumeAttachment') return reconcileAttachment(request, ctx);
       return undefined;
     },
   };

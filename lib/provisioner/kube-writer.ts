@@ -46,6 +46,9 @@ export function toJson<T>(obj: unknown): T {
   return JSON.parse(JSON.stringify(obj)) as T;
 }
 
+/** The provisioner controller's name, as its queue's filter policy and its cache write-backs know it. */
+export const PROVISIONER_WRITER = 'provisioner';
+
 export class KubeWriter implements PersistentVolumeCreator, VolumeWriter {
   #api: CoreV1Api;
   #cache: ObjectCache | undefined;
@@ -57,8 +60,12 @@ export class KubeWriter implements PersistentVolumeCreator, VolumeWriter {
     this.#cluster = cluster;
   }
 
+  /**
+   * Writes back what the API returned, tagged with the writer: the forwarder's event for that version then
+   * skips the provisioner's queue (the provisioner acted on it when it wrote it); other controllers get it.
+   */
   async #remember(kind: string, obj: unknown): Promise<void> {
-    await this.#cache?.put(this.#cluster, kind, toJson<CacheableObject>(obj)).catch(() => undefined);
+    await this.#cache?.put(this.#cluster, kind, toJson<CacheableObject>(obj), { writer: PROVISIONER_WRITER, classify: false }).catch(() => undefined);
   }
 
   /** POST the PV; AlreadyExists is success (`'exists'`). */

@@ -193,6 +193,20 @@ export function createProvisionedPVBackoff(options: ProvisionerOptions): Backoff
   return { durationMs: options.createProvisionedPVIntervalMs, factor: options.createProvisionedPVBackoffFactor ?? 1, steps: options.createProvisionedPVRetryCount };
 }
 
+/** The runtime's default time margin (`TIME_MARGIN_MS`), when the variable is unset or invalid. */
+export const DEFAULT_TIME_MARGIN_MS = 5_000;
+
+/**
+ * The runtime's time margin as the runtime reads it (`TIME_MARGIN_MS`, a non-negative integer, else 5 s):
+ * the handler starts no record with less Lambda time left, and the provisioner's PV save retries stop
+ * early enough to keep it free (no upstream option).
+ */
+export function timeMarginMsFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.TIME_MARGIN_MS;
+  const n = Number(raw);
+  return raw !== undefined && raw !== '' && Number.isInteger(n) && n >= 0 ? n : DEFAULT_TIME_MARGIN_MS;
+}
+
 /** The core's view of the options. */
 export function coreConfig(options: ProvisionerOptions): { provisionerName: string; additionalProvisionerNames: string[]; addFinalizer: boolean } {
   return { provisionerName: options.provisionerName, additionalProvisionerNames: options.additionalProvisionerNames, addFinalizer: options.addFinalizer };

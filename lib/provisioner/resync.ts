@@ -1,17 +1,25 @@
 /**
  * The provisioner's level-triggered resync (upstream: the informers' `ResyncPeriod`, default 15 min,
- * which hands every claim and volume back to the ProvisionController). After its failure threshold the
- * runtime drops a key; this source is what brings it back: at most once per `resyncPeriodMs` per cluster
- * it re-enqueues to the provisioner queue
- * - every pending claim (the cache's `byPendingClaim` index) whose StorageClass names one of our
- *   provisioners, and
- * - every Released PersistentVolume with the `Delete` policy that one of our names provisioned
- *   (`pv.kubernetes.io/provisioned-by`, see {@link isProvisionerForVolume}).
+ * which hands every claim and every volume back to the ProvisionController). It is what brings back a
+ * key the runtime gave up on after its failure threshold, and what applies a changed configuration to
+ * objects no event touches (e.g. `AddFinalizer` switched on: existing Bound PVs get the finalizer). At
+ * most once per `resyncPeriodMs` per cluster it re-enqueues to the provisioner queue
+ * - every PersistentVolumeClaim whose class (`volume.beta.kubernetes.io/storage-class`, else
+ *   `spec.storageClassName`) is a cached StorageClass of one of our provisioners, or whose
+ *   storage-provisioner annotation names one of ours (bound claims too: upstream hands them over
+ *   and `shouldProvision` stops at their `spec.volumeName`), and
+ * - every PersistentVolume upstream's `syncVolume` acts on ({@link isProvisionerForVolume}: provisioned
+ *   by, or migrated to, one of our names, or a CSI volume of our driver), in every phase.
+ * Both kinds are listed with one paginated Query of their cache partition each (`<cluster>#<Kind>`, no
+ * Scan): no cache index holds bound claims or PVs by provisioner.
  *
- * The resync function runs more often than the period; the last run time per cluster lives in the
- * control table (`resync#provisioner#<cluster>`) and is taken with a conditional write, so of two
- * concurrent invocations only one lists and enqueues. A period of 0 turns the resync off (as upstream).
- * The module registers the source at load when `PROVISIONER_QUEUE_URL` is set.
+ * The resync function runs more often than the period; the period per cluster lives in the control table
+ * (`resync#provisioner#<cluster>`). A run first takes the period with a conditional write (`runStartedAt`,
+ * held until `runUntil`, so of two concurrent invocations only one lists), and records it done
+ * (`lastRunAt` = when that run started) only after every key it yielded was sent. A run that fails
+ * partway gives the period back, so the next invocation lists again; one that dies (Lambda timeout)
+ * holds it until `runUntil`. A period of 0 turns the resync off (as upstream). The module registers the
+ * source at load when `PROVISIONER_QUEUE_URL` is set.
  *
  * @example
  * // Registered only where the provisioner queue is configured (every deployed resync function has it:
@@ -26,9 +34,8 @@ import { registerResync } from '../resync/registry.ts';
 import { ENV } from '../runtime/reconcile.ts';
 import type { ObjectCache } from '../state/cache.ts';
 import type { DocumentClient } from '../state/client.ts';
-import { PENDING_CLAIM_INDEX, pendingClaimPk } from '../state/schema.ts';
-import { knownProvisioner, type CoreConfig } from './claim.ts';
-import type { PersistentVolume } from './objects.ts';
+import { getClaimClass, getStorageProvisioner, knownProvisioner, type CoreConfig } from './claim.ts';
+import type { PersistentVolume, PersistentVolumeClaim } from './objects.ts';
 import { provisionerOptionsFromEnv } from './options.ts';
 import { isProvisionerForVolume } from './volume.ts';
 
@@ -39,52 +46,103 @@ export interface ProvisionerResyncConfig {
   resyncPeriodMs: number;
 }
 
-/** Control-table key holding the last provisioner resync of `cluster`. */
+/** Control-table key holding the provisioner resync period of `cluster`. */
 export const provisionerResyncPk = (cluster: string): string => `resync#provisioner#${cluster}`;
 
 /**
- * Takes this period's resync slot for `cluster`: true when no run is recorded or the last one started at
- * least `periodMs` before `now` (the write records `now`); false when another run holds the period.
+ * How long a started run holds the period before another invocation may take it over: the longest a
+ * Lambda function can run, so a live run is never overtaken and a dead one blocks at most this long.
  */
-export async function claimResyncSlot(doc: DocumentClient, table: string, cluster: string, periodMs: number, now: number): Promise<boolean> {
+export const RESYNC_RUN_LEASE_MS = 15 * 60_000;
+
+/** One run's hold on its period. */
+export interface ResyncRun {
+  cluster: string;
+  /** Epoch ms the run started; identifies it in the record. */
+  startedAt: number;
+}
+
+const isConditionFailure = (error: unknown): boolean =>
+  (error as { name?: string } | null)?.name === 'ConditionalCheckFailedException';
+
+/**
+ * Takes this period's resync of `cluster`: succeeds when no completed run is recorded or the last one
+ * started at least `periodMs` before `now`, and no other run holds the period (or its hold expired).
+ * Returns the run, or undefined when the period is not due or taken.
+ */
+export async function beginResyncRun(
+  doc: DocumentClient, table: string, cluster: string, periodMs: number, now: number, leaseMs: number = RESYNC_RUN_LEASE_MS,
+): Promise<ResyncRun | undefined> {
   try {
     // UpdateItem (not PutItem): the resync function's role may update control items, not put them.
     await doc.send(new UpdateCommand({
       TableName: table,
       Key: { pk: provisionerResyncPk(cluster) },
-      UpdateExpression: 'SET lastRunAt = :now',
-      ConditionExpression: 'attribute_not_exists(pk) OR lastRunAt <= :cutoff',
-      ExpressionAttributeValues: { ':now': now, ':cutoff': now - periodMs },
+      UpdateExpression: 'SET runStartedAt = :now, runUntil = :until',
+      ConditionExpression: '(attribute_not_exists(lastRunAt) OR lastRunAt <= :cutoff) AND (attribute_not_exists(runUntil) OR runUntil <= :now)',
+      ExpressionAttributeValues: { ':now': now, ':until': now + leaseMs, ':cutoff': now - periodMs },
+    }));
+    return { cluster, startedAt: now };
+  } catch (error) {
+    if (isConditionFailure(error)) return undefined;
+    throw error;
+  }
+}
+
+/** Records `run` done: the period counts from its start. False when the run no longer held the period. */
+export async function completeResyncRun(doc: DocumentClient, table: string, run: ResyncRun): Promise<boolean> {
+  return endRun(doc, table, run, 'SET lastRunAt = :started REMOVE runStartedAt, runUntil');
+}
+
+/** Gives the period back after a failed run, so the next invocation lists again. */
+export async function abandonResyncRun(doc: DocumentClient, table: string, run: ResyncRun): Promise<boolean> {
+  return endRun(doc, table, run, 'REMOVE runStartedAt, runUntil');
+}
+
+async function endRun(doc: DocumentClient, table: string, run: ResyncRun, update: string): Promise<boolean> {
+  try {
+    await doc.send(new UpdateCommand({
+      TableName: table,
+      Key: { pk: provisionerResyncPk(run.cluster) },
+      UpdateExpression: update,
+      ConditionExpression: 'runStartedAt = :started',
+      ExpressionAttributeValues: { ':started': run.startedAt },
     }));
     return true;
   } catch (error) {
-    if ((error as { name?: string } | null)?.name === 'ConditionalCheckFailedException') return false;
+    if (isConditionFailure(error)) return false;
     throw error;
   }
 }
 
 /** Names of the cached StorageClasses whose provisioner is one of ours. */
-async function ourClasses(cluster: string, cache: ObjectCache, config: CoreConfig): Promise<string[]> {
-  const names: string[] = [];
+async function ourClasses(cluster: string, cache: ObjectCache, config: CoreConfig): Promise<Set<string>> {
+  const names = new Set<string>();
   for await (const entry of cache.list(cluster, 'StorageClass')) {
     const provisioner = (entry.object as { provisioner?: unknown }).provisioner;
-    if (typeof provisioner === 'string' && knownProvisioner(config, provisioner)) names.push(String(entry.object.metadata?.name ?? ''));
+    if (typeof provisioner === 'string' && knownProvisioner(config, provisioner)) names.add(String(entry.object.metadata?.name ?? ''));
   }
   return names;
 }
 
+/** Is `claim` one the provisioner looks after: of one of `ourClasses`, or asking for one of our names? */
+export function isClaimOfProvisioner(config: CoreConfig, ourClasses: ReadonlySet<string>, claim: PersistentVolumeClaim): boolean {
+  if (ourClasses.has(getClaimClass(claim))) return true;
+  const requested = getStorageProvisioner(claim);
+  return requested !== undefined && knownProvisioner(config, requested);
+}
+
 /** The keys the provisioner wants looked at again in `cluster` (no period check). */
 export async function* provisionerResyncItems(cluster: string, cache: ObjectCache, config: CoreConfig): AsyncIterable<ResyncItem> {
-  for (const className of await ourClasses(cluster, cache, config)) {
-    for await (const entry of cache.queryIndex(PENDING_CLAIM_INDEX, pendingClaimPk(cluster, className))) {
-      const meta = entry.object.metadata ?? {};
-      yield { kind: 'PersistentVolumeClaim', key: `${meta.namespace ?? ''}/${meta.name ?? ''}`, uid: entry.uid, resourceVersion: String(entry.rv) };
-    }
+  const classes = await ourClasses(cluster, cache, config);
+  for await (const entry of cache.list(cluster, 'PersistentVolumeClaim')) {
+    const claim = entry.object as PersistentVolumeClaim;
+    if (!claim.metadata || !claim.spec || !isClaimOfProvisioner(config, classes, claim)) continue;
+    yield { kind: 'PersistentVolumeClaim', key: `${claim.metadata.namespace ?? ''}/${claim.metadata.name ?? ''}`, uid: entry.uid, resourceVersion: String(entry.rv) };
   }
   for await (const entry of cache.list(cluster, 'PersistentVolume')) {
     const pv = entry.object as PersistentVolume;
-    if (pv.status?.phase !== 'Released' || pv.spec?.persistentVolumeReclaimPolicy !== 'Delete') continue;
-    if (!pv.metadata || !isProvisionerForVolume(config, pv)) continue;
+    if (!pv.metadata || !pv.spec || !isProvisionerForVolume(config, pv)) continue;
     yield { kind: 'PersistentVolume', key: String(pv.metadata.name), uid: entry.uid, resourceVersion: String(entry.rv) };
   }
 }
@@ -97,8 +155,20 @@ export function createProvisionerResync(config: () => ProvisionerResyncConfig, n
   return async function* provisionerResync(cluster: string, cache: ObjectCache, services: ResyncServices): AsyncIterable<ResyncItem> {
     const { provisionerName, additionalProvisionerNames, resyncPeriodMs } = config();
     if (resyncPeriodMs <= 0) return;
-    if (!(await claimResyncSlot(services.doc, services.tables.control, cluster, resyncPeriodMs, now()))) return;
-    yield* provisionerResyncItems(cluster, cache, { provisionerName, additionalProvisionerNames: [...additionalProvisionerNames], addFinalizer: false });
+    const { doc, tables } = services;
+    const run = await beginResyncRun(doc, tables.control, cluster, resyncPeriodMs, now());
+    if (!run) return;
+    let completed = false;
+    try {
+      yield* provisionerResyncItems(cluster, cache, { provisionerName, additionalProvisionerNames: [...additionalProvisionerNames], addFinalizer: false });
+      // Done means sent: the items above may still sit in the runner's batch.
+      await services.flush?.();
+      await completeResyncRun(doc, tables.control, run);
+      completed = true;
+    } finally {
+      // A listing, send or record failure (or the runner stopping early) leaves the period to the next run.
+      if (!completed) await abandonResyncRun(doc, tables.control, run).catch(() => false);
+    }
   };
 }
 

@@ -1,16 +1,20 @@
 /**
- * One claim sync end to end (upstream `syncClaim`): plan → `Provisioner.provision` → decide → volume
- * store → decide. The only I/O is the Provisioner and the store; the caller (the shell) applies the
- * outcome: records events and metrics, writes the claim update, keeps the in-progress and slow-retry
- * records, and returns the result to the runtime.
+ * One claim sync end to end (upstream `syncClaim`): plan → record `Provisioning` → `Provisioner.provision`
+ * → decide → volume store → decide. The only I/O is the event recorder (for the events that must be out
+ * before the backend call), the Provisioner and the store; the caller (the shell) applies the outcome:
+ * records the remaining events and the metrics, writes the claim update, keeps the in-progress and
+ * slow-retry records, and returns the result to the runtime.
  *
  * @example
- * const outcome = await syncClaim({ config, provisioner, store, slowRetryPeriodMs: 300_000 }, { claim, storageClass, now: Date.now() });
+ * const outcome = await syncClaim(
+ *   { config, provisioner, store, slowRetryPeriodMs: 300_000, recordEvents: (events) => record(claim, events) },
+ *   { claim, storageClass, now: Date.now() },
+ * );
  * if (outcome.result === 'requeue') throw outcome.error;
  */
 import { afterProvision, afterSave, planClaimSync, type ClaimOutcome, type ClaimSnapshot, type CoreConfig, type StoreResult } from './claim.ts';
 import type { PersistentVolume, PersistentVolumeClaim } from './objects.ts';
-import type { ProvisionContext, Provisioner, ProvisionResult } from './types.ts';
+import type { ProvisionContext, ProvisionerEvent, Provisioner, ProvisionResult } from './types.ts';
 
 /** Saves a provisioned PV (upstream `VolumeStore.StoreVolume`). */
 export interface VolumeStore {
@@ -23,10 +27,16 @@ export interface ClaimSyncDeps {
   store: VolumeStore;
   /** How long an infeasible claim waits (upstream: 5 min, fixed). */
   slowRetryPeriodMs: number;
-  /** Cancelled at the provision timeout. */
+  /** Cancelled at the provision timeout (upstream: a context deadline around the whole claim sync). */
   signal?: AbortSignal;
   /** Epoch ms; injectable for tests. */
   clock?: () => number;
+  /**
+   * Records events on the claim before the backend call: upstream records `Provisioning` just before
+   * `Provision`, so the event is out even if the process dies during the call. Without it those events are
+   * returned in the outcome with the others.
+   */
+  recordEvents?: (events: ProvisionerEvent[]) => Promise<void>;
 }
 
 /** Calls the provisioner; a thrown error is read as `{ state: 'Finished', error }`. */
@@ -45,9 +55,14 @@ export async function syncClaim(deps: ClaimSyncDeps, snapshot: ClaimSnapshot): P
   const plan = planClaimSync(deps.config, deps.provisioner, ctx, snapshot);
   if (plan.action === 'finish') return plan.outcome;
   const started = clock();
+  let unrecorded = plan.events;
+  if (deps.recordEvents) {
+    await deps.recordEvents(plan.events);
+    unrecorded = [];
+  }
   const result = await callProvision(deps.provisioner, ctx, plan.options);
   const outcome = afterProvision(deps.config, plan, result, clock(), deps.slowRetryPeriodMs);
-  const events = [...plan.events, ...outcome.events];
+  const events = [...unrecorded, ...outcome.events];
   if (!outcome.saveVolume) return { ...outcome, events };
   const stored = await deps.store.storeVolume(ctx, plan.options.pvc, outcome.saveVolume);
   return afterSave(plan.options.pvc, { ...outcome, events }, stored, (clock() - started) / 1000);

@@ -3,10 +3,16 @@
  * `deleteVolumeOperation`). The API writes go through {@link VolumeWriter} so the same sequence runs
  * against the Kubernetes API (the shell) or an in-memory table (the unit tables).
  *
+ * Before `Provisioner.delete` the VolumeAttachments are checked (the CSI external-provisioner's
+ * `canDeleteVolume`, there inside its `Delete`): a PV that an attachment still names is not deleted;
+ * the sync fails like a failed `Delete` (Warning `VolumeFailedDelete` with upstream's text, failed
+ * delete metric, retried with backoff).
+ *
  * @example
- * const outcome = await syncVolume({ config, provisioner, writer }, pv);
+ * const outcome = await syncVolume({ config, provisioner, writer, attachments }, pv);
  * if (outcome.result === 'requeue') throw outcome.error;
  */
+import { canDeleteVolume, type VolumeAttachment, type VolumeAttachmentLister } from './attachments.ts';
 import { EventReason, finalizerPV } from './constants.ts';
 import type { CoreConfig } from './claim.ts';
 import { IgnoredError } from './errors.ts';
@@ -45,6 +51,11 @@ export interface VolumeSyncDeps {
   config: CoreConfig;
   provisioner: Provisioner;
   writer: VolumeWriter;
+  /**
+   * The cluster's VolumeAttachments, read just before `Provisioner.delete` (required: an attached
+   * volume must never be deleted, so every caller says where attachments come from).
+   */
+  attachments: VolumeAttachmentLister;
   /** Cancelled at the deletion timeout. */
   signal?: AbortSignal;
   clock?: () => number;
@@ -75,6 +86,15 @@ export async function syncVolume(deps: VolumeSyncDeps, pv: PersistentVolume | un
   const failed = (error: Error, events: ProvisionerEvent[] = [], deletedAsset = false): VolumeOutcome =>
     ({ result: 'requeue', error, events, metrics: [{ op: 'delete', outcome: 'failed', class: cls }], deletedAsset });
   const started = clock();
+  let attachments: VolumeAttachment[];
+  try {
+    attachments = await deps.attachments.list();
+  } catch (err) {
+    const e = new Error(`failed to list volumeattachments: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    return failed(e, [{ on: 'volume', type: 'Warning', reason: EventReason.VolumeFailedDelete, message: e.message }]);
+  }
+  const attached = canDeleteVolume(current, attachments);
+  if (attached) return failed(attached, [{ on: 'volume', type: 'Warning', reason: EventReason.VolumeFailedDelete, message: attached.message }]);
   try {
     await deps.provisioner.delete(ctx, current);
   } catch (err) {

@@ -26,7 +26,7 @@ const KIND_OF: Record<string, string> = {
 /** The filter policies serverless.yml declares, by consumer. */
 const ADMITS: Record<string, string[]> = {
   binder: ['PersistentVolume', 'PersistentVolumeClaim', 'StorageClass'],
-  provisioner: ['PersistentVolumeClaim', 'PersistentVolume', 'StorageClass'],
+  provisioner: ['PersistentVolumeClaim', 'PersistentVolume', 'StorageClass', 'VolumeAttachment'],
   SharedVolumeQueue: ['VolumeAttachment', 'PersistentVolumeClaim', 'Service', 'Endpoints'],
   LabelSyncQueue: ['Node'],
 };

@@ -18,6 +18,7 @@ import { after, before, describe, it } from 'node:test';
 import { CoreV1Api, KubeConfig, StorageV1Api, type CoreV1Event, type V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { eventually, startTestStack, type Stack } from '../support/stack.ts';
 import { LOCAL_NODE_NAME, LOCAL_PROVISIONER_NAME } from '../../infra/local/stack/local-cluster.ts';
+import { SPAM_BURST } from '../../lib/kube/recorder.ts';
 
 const NS = 'default';
 const FINALIZER = 'external-provisioner.volume.kubernetes.io/finalizer';
@@ -250,14 +251,25 @@ describe('provisioner end to end through the local stack (AddFinalizer off)', ()
 
     const events = await claimEvents(h);
     let retried = 0;
+    let spamLimited = 0;
     for (const c of claims) {
       const list = events.get(c.metadata!.name!) ?? [];
       const attempts = countOf(list, 'Provisioning');
       const failed = countOf(list, 'ProvisioningFailed');
-      assert.equal(countOf(list, 'ProvisioningSucceeded'), 1, `${c.metadata!.name}: one success`);
-      assert.equal(attempts, failed + 1, `${c.metadata!.name}: every attempt but the last has a ProvisioningFailed event (${attempts} attempts, ${failed} failures)`);
+      const succeeded = countOf(list, 'ProvisioningSucceeded');
       if (failed > 0) retried++;
+      if (attempts + failed + succeeded >= SPAM_BURST) {
+        // client-go's spam filter (as upstream's recorder): at most SPAM_BURST events per source and object in a
+        // burst. A claim retried that often in the minute has its last events (the success among them) dropped.
+        spamLimited++;
+        assert.ok(succeeded <= 1 && attempts >= failed, `${c.metadata!.name}: at most one success under the spam filter`);
+        continue;
+      }
+      assert.equal(succeeded, 1, `${c.metadata!.name}: one success`);
+      assert.equal(attempts, failed + 1, `${c.metadata!.name}: every attempt but the last has a ProvisioningFailed event (${attempts} attempts, ${failed} failures)`);
     }
+    t.diagnostic(`${retried} claims retried; ${spamLimited} reached the event spam filter`);
+    assert.ok(spamLimited < claims.length / 2, `most claims' events are complete (${spamLimited} spam-limited)`);
     assert.ok(retried > 0, 'some claims were retried');
     // each failure event names what went wrong: the backend's errors once the client's own retries were
     // exhausted, or the provision timeout

@@ -45,7 +45,7 @@ describe('functions/provisioner.ts', () => {
       PROVISIONER_FAILED_PROVISION_THRESHOLD: '15',
     });
     const sync = new SyncMarkers(stack.db.doc, stack.db.tables.control);
-    for (const kind of ['PersistentVolumeClaim', 'PersistentVolume', 'StorageClass']) await sync.markListComplete(CLUSTER, kind, '1');
+    for (const kind of ['PersistentVolumeClaim', 'PersistentVolume', 'StorageClass', 'VolumeAttachment']) await sync.markListComplete(CLUSTER, kind, '1');
     await stack.createClass('local', 'claimflow.io/local', { reclaimPolicy: 'Delete' });
   });
   after(async () => {

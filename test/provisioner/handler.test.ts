@@ -28,7 +28,7 @@ describe('provisioner behind the SQS runtime', () => {
     stack = await startProvisionerStack();
     fixture = await startRuntimeFixture();
     const sync = new SyncMarkers(stack.db.doc, stack.db.tables.control);
-    for (const kind of ['PersistentVolumeClaim', 'PersistentVolume', 'StorageClass']) await sync.markListComplete(CLUSTER, kind, '1');
+    for (const kind of ['PersistentVolumeClaim', 'PersistentVolume', 'StorageClass', 'VolumeAttachment']) await sync.markListComplete(CLUSTER, kind, '1');
     await stack.createClass('storageos', STORAGEOS_DRIVER, { reclaimPolicy: 'Delete' });
     const options = provisionerOptionsFromEnv({});
     handler = createSqsHandler(createProvisionerController({ options, provisioner: new StorageOSProvisioner(stack.storage) }), {

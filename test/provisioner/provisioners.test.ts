@@ -176,7 +176,7 @@ describe('storage-backed Provisioners against the embedded control plane', () =>
         assert.equal((await volumesNamed(`pvc-u-${backend}`)).length, 1);
 
         pv.status = { phase: 'Released' };
-        const deleted = await syncVolume({ config, provisioner, writer: objects }, pv);
+        const deleted = await syncVolume({ config, provisioner, writer: objects, attachments: { list: async () => [] } }, pv);
         assert.equal(deleted.result, 'done');
         assert.equal(deleted.deletedAsset, true);
         assert.equal(objects.pvs.size, 0);

@@ -49,7 +49,7 @@ describe('provisioner resync: keys given up on come back after the period', () =
     stack = await startProvisionerStack();
     fixture = await startRuntimeFixture();
     const sync = new SyncMarkers(stack.db.doc, stack.db.tables.control);
-    for (const kind of ['PersistentVolumeClaim', 'PersistentVolume', 'StorageClass']) await sync.markListComplete(CLUSTER, kind, '1');
+    for (const kind of ['PersistentVolumeClaim', 'PersistentVolume', 'StorageClass', 'VolumeAttachment']) await sync.markListComplete(CLUSTER, kind, '1');
     await stack.createClass('storageos', STORAGEOS_DRIVER, { reclaimPolicy: 'Delete' });
     await stack.createClass('foreign', 'example.com/other', { reclaimPolicy: 'Delete' });
     handler = createSqsHandler(createProvisionerController({ options, provisioner: new StorageOSProvisioner(stack.storage) }), {
@@ -133,10 +133,12 @@ describe('provisioner resync: keys given up on come back after the period', () =
     // The first resync of the cluster runs; the backend works again: both succeed.
     const first = await resync();
     assert.deepEqual(first.errors, []);
-    assert.equal(first.resynced.provisioner, 2);
+    assert.equal(first.resynced.provisioner, 3);
     const requeued = await pump();
+    // Every claim of our class (the bound one too, as upstream's informer resync) and every PV of ours.
     assert.deepEqual(requeued.map((e) => `${e.type} ${e.kind} ${e.key}`).sort(), [
       `REQUEUE PersistentVolume ${pvName}`,
+      'REQUEUE PersistentVolumeClaim default/released',
       'REQUEUE PersistentVolumeClaim default/stuck',
     ]);
     assert.ok(!requeued.some((e) => e.key === `default/${foreign.metadata.name}`), 'a claim of another provisioner is not ours');
@@ -155,11 +157,11 @@ describe('provisioner resync: keys given up on come back after the period', () =
     assert.equal(second.resynced.provisioner, 0);
     assert.equal((await pump()).length, 0);
 
-    // Once the period has passed it runs again and finds the pending claim.
+    // Once the period has passed it runs again and finds the pending claim (and everything else of ours).
     clock += 1;
     const third = await resync();
-    assert.deepEqual((await pump()).map((e) => e.key), ['default/again']);
-    assert.equal(third.resynced.provisioner, 1);
+    assert.deepEqual((await pump()).map((e) => e.key).sort(), ['default/again', 'default/released', 'default/stuck', `pvc-${stuck.metadata.uid}`]);
+    assert.equal(third.resynced.provisioner, 4);
     await stack.core.readPersistentVolume({ name: `pvc-${again.metadata.uid}` });
     await bind('again', `pvc-${again.metadata.uid}`);
   });
@@ -168,8 +170,11 @@ describe('provisioner resync: keys given up on come back after the period', () =
     const claim = await stack.createClaim('concurrent', 'storageos', STORAGEOS_DRIVER);
     clock += PERIOD_MS;
     const reports = await Promise.all([resync(), resync()]);
-    assert.deepEqual(reports.map((r) => r.resynced.provisioner).sort(), [0, 1]);
-    assert.deepEqual((await pump()).map((e) => e.key), ['default/concurrent']);
+    // 4 claims of our class and 2 PVs of ours, once.
+    assert.deepEqual(reports.map((r) => r.resynced.provisioner).sort(), [0, 6]);
+    const keys = (await pump()).map((e) => e.key);
+    assert.equal(keys.length, 6);
+    assert.equal(keys.filter((k) => k === 'default/concurrent').length, 1);
     await stack.core.readPersistentVolume({ name: `pvc-${claim.metadata.uid}` });
   });
 });

@@ -34,7 +34,7 @@ const dlqIds = (): Set<string> => new Set(queues().flatMap(([, q]) => (q.Propert
 
 const FILTERS: Record<string, string[]> = {
   BinderQueue: ['PersistentVolume', 'PersistentVolumeClaim', 'StorageClass'],
-  ProvisionerQueue: ['PersistentVolumeClaim', 'PersistentVolume', 'StorageClass'],
+  ProvisionerQueue: ['PersistentVolumeClaim', 'PersistentVolume', 'StorageClass', 'VolumeAttachment'],
   SharedVolumeQueue: ['VolumeAttachment', 'PersistentVolumeClaim', 'Service', 'Endpoints'],
   LabelSyncQueue: ['Node'],
 };
@@ -42,6 +42,7 @@ const FILTERS: Record<string, string[]> = {
 /** Queues whose subscription leaves out the versions their controller wrote back itself (`writer`). */
 const OWN_WRITES_FILTERED: Record<string, string> = {
   BinderQueue: 'binder',
+  ProvisionerQueue: 'provisioner',
 };
 
 describe('serverless.yml → CloudFormation', () => {

@@ -1,5 +1,5 @@
 /**
- * What both storage-backed Provisioners share: the requested size, the CSI labels, create-or-adopt
+ * What both storage-backed Provisioners share: the selector refusal, the requested size, the CSI labels, create-or-adopt
  * (idempotent provisioning), the PV skeleton, and the mapping of storage errors to provisioning outcomes.
  */
 import { quantityBytes } from '../../kube/quantity.ts';
@@ -7,7 +7,23 @@ import { AlreadyExistsError, BadRequestError, LicenceError, StorageApiError } fr
 import { LABELS, type CreateVolumeRequest, type Volume, type VolumeProvisioner } from '../../storage/types.ts';
 import { InfeasibleError } from '../errors.ts';
 import type { PersistentVolume, PersistentVolumeClaim } from '../objects.ts';
-import type { ProvisionContext, ProvisionOptions } from '../types.ts';
+import type { ProvisionContext, ProvisionOptions, ProvisionResult } from '../types.ts';
+
+/** csi-provisioner's error text for a claim with `spec.selector`. */
+export const claimSelectorNotSupported = 'claim Selector is not supported';
+
+/**
+ * Refuses a claim with a label selector, as the CSI external-provisioner does (`prepareProvision`, checked
+ * before the size is read): a selector asks for an existing volume with those labels, which a fresh volume
+ * cannot honour. Upstream answers `ProvisioningFinished` with a plain error: a `ProvisioningFailed` event
+ * with the error's text, no in-progress record, and retries with the normal backoff (it is not an
+ * `InvalidArgument`, so no slow retry). Any selector counts, even an empty one (`!= nil` upstream).
+ */
+export function refuseSelector(options: ProvisionOptions): ProvisionResult | undefined {
+  const selector = options.pvc.spec.selector;
+  if (selector === undefined || selector === null) return undefined;
+  return { state: 'Finished', error: new Error(claimSelectorNotSupported) };
+}
 
 /** The claim's requested storage in bytes; an absent or unusable request is infeasible. */
 export function requestedBytes(claim: PersistentVolumeClaim): { bytes: number; quantity: string } {

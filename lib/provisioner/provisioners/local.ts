@@ -3,6 +3,7 @@
  * node affinity to the node that holds it (the volume's master node). For a WaitForFirstConsumer claim
  * the scheduler's node is the placement hint; if that node is not a storage node (or the control plane
  * placed the volume elsewhere) the claim is rescheduled (`Reschedule`), so the scheduler picks again.
+ * A claim with `spec.selector` is refused (`claim Selector is not supported`), as csi-provisioner does.
  *
  * @example
  * const provisioner = new LocalProvisioner(createStorageClientFromEnv());
@@ -11,7 +12,7 @@ import { IgnoredError } from '../errors.ts';
 import type { PersistentVolume } from '../objects.ts';
 import type { ProvisionContext, ProvisionOptions, ProvisionResult, Provisioner } from '../types.ts';
 import type { NodeLabels, VolumeProvisioner } from '../../storage/types.ts';
-import { basePersistentVolume, createOrAdopt, csiLabels, mapStorageError, requestedBytes } from './common.ts';
+import { basePersistentVolume, createOrAdopt, csiLabels, mapStorageError, refuseSelector, requestedBytes } from './common.ts';
 
 /** Annotation on the PV recording the backing volume (`<namespace>/<id>`), used by `delete`. */
 export const annLocalVolume = 'claimflow.io/local-volume';
@@ -26,6 +27,8 @@ export class LocalProvisioner implements Provisioner {
   }
 
   async provision(ctx: ProvisionContext, options: ProvisionOptions): Promise<ProvisionResult> {
+    const refused = refuseSelector(options);
+    if (refused) return refused;
     const { bytes, quantity } = requestedBytes(options.pvc);
     const nodes = await this.#storage.listNodes({ signal: ctx.signal }).catch((err: unknown) => { throw mapStorageError(err); });
     const selected = options.selectedNodeName;

@@ -6,7 +6,8 @@
  *
  * Class parameters: `csi.storage.k8s.io/fstype` (or `fsType`), and every `storageos.com/*` key (e.g.
  * `storageos.com/replicas: "1"`) passed as a volume label. A selected node becomes the master placement
- * hint.
+ * hint. A claim with `spec.selector` is refused before anything else is read (`claim Selector is not
+ * supported`, `ProvisioningFinished`), as the external-provisioner's `prepareProvision` does.
  *
  * @example
  * const provisioner = new StorageOSProvisioner(createStorageClientFromEnv());
@@ -16,7 +17,7 @@ import { IgnoredError } from '../errors.ts';
 import type { PersistentVolume } from '../objects.ts';
 import type { BlockProvisioner, ProvisionContext, ProvisionOptions, ProvisionResult, Provisioner } from '../types.ts';
 import type { VolumeProvisioner, VolumeRef } from '../../storage/types.ts';
-import { basePersistentVolume, createOrAdopt, csiLabels, fsTypeFor, mapStorageError, requestedBytes, storageosLabelParameters } from './common.ts';
+import { basePersistentVolume, createOrAdopt, csiLabels, fsTypeFor, mapStorageError, refuseSelector, requestedBytes, storageosLabelParameters } from './common.ts';
 
 /** The StorageOS CSI driver name: the provisioner name and `spec.csi.driver`. */
 export const STORAGEOS_DRIVER = 'csi.storageos.com';
@@ -48,6 +49,8 @@ export class StorageOSProvisioner implements Provisioner, BlockProvisioner {
   }
 
   async provision(ctx: ProvisionContext, options: ProvisionOptions): Promise<ProvisionResult> {
+    const refused = refuseSelector(options);
+    if (refused) return refused;
     const { bytes, quantity } = requestedBytes(options.pvc);
     const fsType = fsTypeFor(options);
     const labels = { ...storageosLabelParameters(options.storageClass.parameters), ...csiLabels(options) };

@@ -237,8 +237,8 @@ describe('TestInfeasibleRetry', () => {
 describe('claimsInProgress and the slow-retry gate (upstream syncClaim order)', () => {
   const cls = newStorageClass('class-1', fb);
   const rows: Array<{ name: string; claim: PersistentVolumeClaim; storageClass?: StorageClass; slowRetry?: { classUid: string; until: number }; result: string; inProgress: string; error?: RegExp }> = [
-    { name: 'not ours: done, the in-progress record is left alone', claim: newClaim('claim-1', 'uid-1', 'class-1', 'other/x', '', null), storageClass: cls, result: 'done', inProgress: 'keep' },
-    { name: 'already bound: done, record left alone', claim: newClaim('claim-1', 'uid-1', 'class-1', fb, 'pv-1', null), storageClass: cls, result: 'done', inProgress: 'keep' },
+    { name: 'not ours: done, the in-progress record is dropped (a nil sync deletes claimsInProgress)', claim: newClaim('claim-1', 'uid-1', 'class-1', 'other/x', '', null), storageClass: cls, result: 'done', inProgress: 'delete' },
+    { name: 'already bound: done, record dropped', claim: newClaim('claim-1', 'uid-1', 'class-1', fb, 'pv-1', null), storageClass: cls, result: 'done', inProgress: 'delete' },
     { name: 'class missing: retried, record left alone', claim: newClaim('claim-1', 'uid-1', 'class-1', fb, '', null), result: 'requeue', inProgress: 'keep', error: /storageClass "class-1" not found/ },
     { name: 'in the slow-retry window: delayed, no metric', claim: newClaim('claim-1', 'uid-1', 'class-1', fb, '', null), storageClass: cls, slowRetry: { classUid: 'uid-class-1', until: 10 }, result: 'requeue', inProgress: 'keep', error: /previously failed with infeasible error/ },
     { name: 'slow-retry gate is skipped when the class cannot be read', claim: newClaim('claim-1', 'uid-1', 'class-1', fb, '', null), slowRetry: { classUid: 'uid-class-1', until: 10 }, result: 'requeue', inProgress: 'keep', error: /storageClass "class-1" not found/ },

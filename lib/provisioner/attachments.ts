@@ -1,0 +1,103 @@
+/**
+ * VolumeAttachments as the provisioner's delete path sees them. Upstream this guard lives in the CSI
+ * external-provisioner's `Delete` (`canDeleteVolume`, `pkg/controller/controller.go`): while any
+ * VolumeAttachment in its lister has `spec.source.persistentVolumeName == pv.name` (attached or not,
+ * being deleted or not), `Delete` fails with `persistentvolume <pv> is still attached to node <node>`,
+ * and the library records Warning `VolumeFailedDelete` with that text and retries with backoff.
+ *
+ * Here the guard runs in the provisioner's shell for every `Provisioner` (StorageOS and local alike),
+ * just before `Provisioner.delete`; the lister is the DynamoDB object cache the forwarder fills.
+ *
+ * @example
+ * const attachments = await new CachedVolumeAttachments(cache, 'c1').list();
+ * const blocked = canDeleteVolume(pv, attachments); // VolumeAttachedError | undefined
+ * if (blocked) throw blocked;
+ */
+import type { ObjectCache } from '../state/cache.ts';
+import type { ObjectMeta, PersistentVolume } from './objects.ts';
+
+/** `storage.k8s.io/v1` VolumeAttachment, the fields the provisioner reads (its spec is immutable). */
+export interface VolumeAttachment {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta;
+  spec: {
+    attacher?: string;
+    nodeName?: string;
+    source?: { persistentVolumeName?: string | null; inlineVolumeSpec?: unknown };
+    [field: string]: unknown;
+  };
+  status?: { attached?: boolean; [field: string]: unknown };
+}
+
+/** Lists the VolumeAttachments of one cluster (upstream `vaLister.List(labels.Everything())`). */
+export interface VolumeAttachmentLister {
+  list(): Promise<VolumeAttachment[]>;
+}
+
+/**
+ * The PV is still named by a VolumeAttachment: deleting it now would pull storage from under a node.
+ * The message is upstream's, word for word.
+ */
+export class VolumeAttachedError extends Error {
+  readonly volumeName: string;
+  readonly nodeName: string;
+  readonly attachment: string;
+  constructor(volumeName: string, nodeName: string, attachment: string) {
+    super(`persistentvolume ${volumeName} is still attached to node ${nodeName}`);
+    this.name = 'VolumeAttachedError';
+    this.volumeName = volumeName;
+    this.nodeName = nodeName;
+    this.attachment = attachment;
+  }
+}
+
+/** The PV a VolumeAttachment names as its source, if any (inline-volume attachments name none). */
+export function attachedVolumeName(va: Pick<VolumeAttachment, 'spec'> | undefined): string | undefined {
+  const name = va?.spec?.source?.persistentVolumeName;
+  return typeof name === 'string' && name !== '' ? name : undefined;
+}
+
+/**
+ * Upstream `canDeleteVolume`: an error for the first attachment (in list order) whose source is `pv`,
+ * whatever its `status.attached` or `deletionTimestamp`; undefined when none names it.
+ */
+export function canDeleteVolume(pv: PersistentVolume, attachments: readonly VolumeAttachment[]): VolumeAttachedError | undefined {
+  const name = pv.metadata.name;
+  if (!name) return undefined;
+  const va = attachments.find((a) => attachedVolumeName(a) === name);
+  return va ? new VolumeAttachedError(name, va.spec.nodeName ?? '', va.metadata.name ?? '') : undefined;
+}
+
+/**
+ * The PV a VolumeAttachment event may have unblocked: the source of an attachment that is gone (its
+ * cache entry is a tombstone, or absent and the event still carries its last state). A live attachment
+ * unblocks nothing: its spec is immutable, so its source never changes while it exists.
+ *
+ * @param entry the attachment's cache entry (tombstones included), undefined when absent
+ * @param lastSeen the object a DELETED event carried (a hint when the tombstone has expired)
+ */
+export function detachedVolumeName(
+  entry: { deleted: boolean; object: unknown } | undefined,
+  lastSeen: unknown,
+): string | undefined {
+  if (entry && !entry.deleted) return undefined;
+  return attachedVolumeName((entry?.object ?? lastSeen) as VolumeAttachment | undefined);
+}
+
+/** The VolumeAttachments of `cluster` in the DynamoDB object cache (one paginated Query of the kind). */
+export class CachedVolumeAttachments implements VolumeAttachmentLister {
+  readonly #cache: ObjectCache;
+  readonly #cluster: string;
+
+  constructor(cache: ObjectCache, cluster: string) {
+    this.#cache = cache;
+    this.#cluster = cluster;
+  }
+
+  async list(): Promise<VolumeAttachment[]> {
+    const out: VolumeAttachment[] = [];
+    for await (const entry of this.#cache.list(this.#cluster, 'VolumeAttachment')) out.push(entry.object as VolumeAttachment);
+    return out;
+  }
+}
