@@ -34,7 +34,8 @@ it('starts the stack, seeds an annotated storage node, takes our manifests, and 
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   try {
     const deadline = Date.now() + 60_000;
-    while (!/local stack ready/.test(stdout)) {
+    // the hint (kubectl get pvc …) follows the ready line, possibly in a later chunk of output
+    while (!/local stack ready[\s\S]*kubectl get pvc/.test(stdout)) {
       if (child.exitCode !== null) assert.fail(`start exited with ${child.exitCode}: ${stderr}`);
       if (Date.now() > deadline) assert.fail(`no ready line: ${stdout}\n${stderr}`);
       await new Promise((r) => setTimeout(r, 50));
