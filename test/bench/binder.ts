@@ -1,149 +1,121 @@
 /**
- * `npm run bench:binder`: the binder's latency and cost per bind.
+ * `npm run bench:binder`: the binder through the whole local stack (emulator → forwarder → SNS FIFO → SQS
+ * FIFO → binder function containers → emulator; cache in dynalite), with the per-cluster API budget on.
+ * Static binding: each claim fits exactly one Available volume best (claim i asks for i+1 Gi, volume i has
+ * i+1 Gi; class `bench`), so binds never compete for a volume.
  *
- * Part 1 — through the whole local stack (emulator → forwarder → SNS FIFO → SQS FIFO → binder function →
- * emulator; cache in dynalite): `BENCH_VOLUMES` Available volumes (default 100), then `BENCH_CLAIMS`
- * claims (default 100) created back to back, each fitting exactly one volume. Reported: bind latency
- * p50/p99 from claim creation to Bound (observed in the emulator's store), claims bound per second,
- * Kubernetes API writes per bind (upstream makes 4), binder messages per bind, DynamoDB requests and
- * consumed capacity units per bind (the binder's own client, with ReturnConsumedCapacity).
+ * 1. `single`: `BENCH_SINGLES` claims (default 5), one at a time, each on a fresh volume and claim, the
+ *    pipeline idle in between: create → Bound, median; records each function got before Bound (hops).
+ * 2. `burst`: `BENCH_CLAIMS` claims (default 100) created `BENCH_CONCURRENCY` at a time (default 20),
+ *    budget `BENCH_QPS`/`BENCH_BURST` (default 400/600): latency p50/p99, binds per second (first create →
+ *    last Bound), and per bind: API reads and writes (by verb and resource, events included), messages,
+ *    DynamoDB requests and capacity units (the functions' and the forwarder's), SQS/SNS/Lambda counts and
+ *    the cost per 1,000 binds (test/bench/prices.ts).
+ * 3. `kcmBudget`: the same burst on a fresh stack at kube-controller-manager's default budget (20 QPS,
+ *    burst 30) for each size in `BENCH_BUDGET_SIZES` (default 100,1000): the most API requests the functions
+ *    sent in any one second (must stay ≤ QPS + burst) and throughput ÷ (QPS ÷ API requests per bind), which
+ *    must reach 0.9.
+ * 4. `scaling`: the binder shell alone (emulator + dynalite, cache filled directly, budget on) binds
+ *    `BENCH_SCALE_CLAIMS` claims (default 30) one at a time with 100 and then 10,000 bigger volumes of the
+ *    same class in the cache: reconcile p50 and DynamoDB items read per bind.
  *
- * Part 2 — the cost of a bind against the number of existing volumes: the binder shell alone (emulator +
- * dynalite, cache filled directly) binds `BENCH_SCALE_CLAIMS` claims (default 30) one at a time with 100
- * and then 10,000 bigger volumes of the same class and access modes in the cache; reconcile latency p50
- * and DynamoDB items read per bind for both (target: within 20 %).
+ * Volumes are written into the emulator's store as Available before the forwarder starts (its first LIST
+ * publishes them; the binder has nothing to do for them), so setting up 1,000 volumes costs no budget.
+ * Prints one JSON document on stdout and a short table on stderr.
  */
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
 
 import { performance } from 'node:perf_hooks';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { startKubeApi } from '../../infra/local/kube-api/index.ts';
-import { KubeClients } from '../../lib/kube/client.ts';
+import type { KubeObject } from '../../infra/local/kube-api/types.ts';
+import { makeBudgetedApiClient } from '../../lib/kube/client.ts';
 import { KubeEventRecorder } from '../../lib/kube/recorder.ts';
-import { createSqsHandler, type SqsHandler } from '../../lib/runtime/handler.ts';
-import { createDocumentClient } from '../../lib/state/client.ts';
 import { ObjectCache } from '../../lib/state/cache.ts';
+import { ApiBudget, KCM_CLIENT_DEFAULTS } from '../../lib/state/bucket.ts';
 import { BinderApi } from '../../lib/binder/api.ts';
 import { COMPONENT } from '../../lib/binder/constants.ts';
-import { createBinderController, reconcileBinder, type BinderDeps } from '../../lib/binder/controller.ts';
+import { reconcileBinder, type BinderDeps } from '../../lib/binder/controller.ts';
 import { startDynalite } from '../support/dynalite.ts';
-import { eventually, startTestStack } from '../support/stack.ts';
+import { BenchStack, envNumber, envSizes, percentile, progress, round, runBurst, runSingles } from './support/harness.ts';
+import { Tally, meterDynamo } from './support/meter.ts';
+import { printTable, type ControllerReport } from './support/report.ts';
 
-const VOLUMES = Number(process.env.BENCH_VOLUMES ?? 100);
-const CLAIMS = Number(process.env.BENCH_CLAIMS ?? 100);
-const SCALE_CLAIMS = Number(process.env.BENCH_SCALE_CLAIMS ?? 30);
+const SINGLES = envNumber('BENCH_SINGLES', 5);
+const CLAIMS = envNumber('BENCH_CLAIMS', 100);
+const CONCURRENCY = envNumber('BENCH_CONCURRENCY', 20);
+const BUDGET = { qps: envNumber('BENCH_QPS', 400), burst: envNumber('BENCH_BURST', 600) };
+const BUDGET_SIZES = envSizes('BENCH_BUDGET_SIZES', [100, 1000]);
+const SCALE_CLAIMS = envNumber('BENCH_SCALE_CLAIMS', 30);
 
-const percentile = (values: number[], p: number): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
-};
-const round = (n: number, digits = 2): number => Math.round(n * 10 ** digits) / 10 ** digits;
+const claimSpec = (index: number) => ({ accessModes: ['ReadWriteOnce'], resources: { requests: { storage: `${index + 1}Gi` } }, storageClassName: 'bench' });
 
-/** Counts DynamoDB requests and consumed capacity on a document client. */
-function meter(doc: DynamoDBDocumentClient): { requests: Record<string, number>; units: () => number; itemsRead: () => number } {
-  const requests: Record<string, number> = {};
-  let units = 0;
-  let items = 0;
-  doc.middlewareStack.add(
-    (next, context) => async (args) => {
-      const input = args.input as Record<string, unknown>;
-      if (!('TransactItems' in input)) input.ReturnConsumedCapacity = 'TOTAL';
-      const name = context.commandName ?? 'unknown';
-      requests[name] = (requests[name] ?? 0) + 1;
-      const out = await next(args);
-      const output = out.output as { ConsumedCapacity?: { CapacityUnits?: number }; Count?: number; Item?: unknown };
-      units += output.ConsumedCapacity?.CapacityUnits ?? 0;
-      items += output.Count ?? (output.Item ? 1 : 0);
-      return out;
-    },
-    { step: 'initialize', name: 'benchMeter' },
-  );
-  return { requests, units: () => units, itemsRead: () => items };
+/** Volumes `bench-<i>` (i+1 Gi, class `bench`) for i in [from, to), Available, written straight into the store. */
+function addAvailableVolumes(bench: BenchStack, from: number, to: number): void {
+  const store = bench.stack.kubeApi!.store;
+  for (let i = from; i < to; i++) {
+    const created = store.create('/persistentvolumes', {
+      apiVersion: 'v1',
+      kind: 'PersistentVolume',
+      metadata: { name: `bench-${i}` },
+      spec: { capacity: { storage: `${i + 1}Gi` }, accessModes: ['ReadWriteOnce'], storageClassName: 'bench', persistentVolumeReclaimPolicy: 'Retain', hostPath: { path: `/tmp/bench-${i}` } },
+    } as KubeObject);
+    store.update('/persistentvolumes', { ...created, status: { phase: 'Available' } } as KubeObject, 'status');
+  }
 }
 
-async function pipeline(): Promise<Record<string, unknown>> {
-  let handler: SqsHandler | undefined;
-  let messages = 0;
-  const stack = await startTestStack({
-    functions: {
-      binder: async (event, context) => {
-        messages += event.Records.length;
-        return handler!(event, context);
-      },
-    },
-    withForwarder: true,
-    storageApi: false,
-  });
+async function startBench(budget: { qps: number; burst: number }, volumes: number): Promise<BenchStack> {
+  const bench = await BenchStack.start({ functions: ['binder'], budget });
   try {
-    const doc = createDocumentClient({ endpoint: stack.dynamodb.endpoint, region: stack.env.AWS_REGION ?? 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-    const dynamo = meter(doc);
-    const queueUrl = stack.queues.BinderQueue.url;
-    handler = createSqsHandler(createBinderController({ sqs: stack.sqs.client, queueUrl }), {
-      component: COMPONENT, doc, tables: stack.tables, sqs: stack.sqs.client, queueUrl, dlqUrl: stack.queues.BinderDlq.url,
-      kube: new KubeClients({ env: { KUBECONFIG: stack.kubeconfigPath } }), syncWaitMs: 100,
-    });
-    const kc = new KubeConfig();
-    kc.loadFromString(stack.kubeApi!.kubeconfig());
-    const core = kc.makeApiClient(CoreV1Api);
-    await eventually(() => stack.forwarder!.isReady(), 30_000, 'forwarder ready');
-    for (let i = 0; i < VOLUMES; i++) {
-      await core.createPersistentVolume({ body: { metadata: { name: `bench-${i}` }, spec: { capacity: { storage: `${i + 1}Gi` }, accessModes: ['ReadWriteOnce'], storageClassName: 'bench', hostPath: { path: `/tmp/bench-${i}` } } } });
-    }
-    await eventually(async () => (await core.listPersistentVolume()).items.filter((v) => v.status?.phase === 'Available').length >= VOLUMES, 300_000, 'volumes Available');
+    addAvailableVolumes(bench, 0, volumes);
+    await bench.startForwarder();
+    if (!(await bench.settle({ timeoutMs: 300_000 }))) progress('warning: the initial sync did not settle');
+    return bench;
+  } catch (error) {
+    await bench.stop();
+    throw error;
+  }
+}
 
-    const created = new Map<string, number>();
-    const bound = new Map<string, number>();
-    const unsubscribe = stack.kubeApi!.store.subscribe((e) => {
-      if (e.resource === '/persistentvolumeclaims' && (e.object as { status?: { phase?: string } }).status?.phase === 'Bound' && !bound.has(e.object.metadata.name!)) {
-        bound.set(e.object.metadata.name!, performance.now());
-      }
-    });
-    const writesBefore = ['persistentvolumes', 'persistentvolumes/status', 'persistentvolumeclaims', 'persistentvolumeclaims/status']
-      .reduce((n, r) => n + stack.kubeApi!.requests.count('update', r), 0);
-    messages = 0;
-    const dynamoBefore = { requests: Object.values(dynamo.requests).reduce((a, b) => a + b, 0), units: dynamo.units() };
-    const started = performance.now();
-    for (let i = 0; i < CLAIMS; i++) {
-      const name = `claim-${i}`;
-      created.set(name, performance.now());
-      await core.createNamespacedPersistentVolumeClaim({
-        namespace: 'default',
-        body: { metadata: { name }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: `${(i % VOLUMES) + 1}Gi` } }, storageClassName: 'bench' } },
-      });
-    }
-    const expected = Math.min(CLAIMS, VOLUMES);
-    await eventually(() => bound.size >= expected, 600_000, 'claims Bound');
-    const finished = Math.max(...bound.values());
-    await new Promise((r) => setTimeout(r, 1000)); // let the follow-up MODIFIED messages settle
-    unsubscribe();
-    const writes = ['persistentvolumes', 'persistentvolumes/status', 'persistentvolumeclaims', 'persistentvolumeclaims/status']
-      .reduce((n, r) => n + stack.kubeApi!.requests.count('update', r), 0) - writesBefore;
-    const latencies = [...bound.entries()].map(([name, t]) => t - created.get(name)!);
-    return {
-      volumes: VOLUMES,
-      claims: CLAIMS,
-      bindLatencyMs: { p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)) },
-      claimsBoundPerSecond: round(expected / ((finished - started) / 1000)),
-      apiWritesPerBind: round(writes / expected),
-      messagesPerBind: round(messages / expected),
-      dynamoRequestsPerBind: round((Object.values(dynamo.requests).reduce((a, b) => a + b, 0) - dynamoBefore.requests) / expected),
-      dynamoCapacityUnitsPerBind: round((dynamo.units() - dynamoBefore.units) / expected),
-    };
+async function atTargetBudget(): Promise<{ single?: Record<string, unknown>; burst?: Record<string, unknown> }> {
+  if (SINGLES + CLAIMS === 0) return {};
+  progress(`binder: ${SINGLES} single binds, then ${CLAIMS} claims ${CONCURRENCY} at a time; budget ${BUDGET.qps} QPS / burst ${BUDGET.burst}`);
+  const bench = await startBench(BUDGET, SINGLES + CLAIMS);
+  try {
+    const singles = Array.from({ length: SINGLES }, (_, i) => `single-${i}`);
+    const single = SINGLES > 0 ? await runSingles(bench, singles, (_, i) => claimSpec(i)) : undefined;
+    const names = Array.from({ length: CLAIMS }, (_, i) => `claim-${i}`);
+    const burst = CLAIMS > 0 ? await runBurst(bench, names, (_, i) => claimSpec(SINGLES + i), { concurrency: CONCURRENCY, timeoutMs: 600_000 }) : undefined;
+    return { single, burst };
   } finally {
-    await stack.stop();
+    await bench.stop();
+  }
+}
+
+async function atKcmBudget(claims: number): Promise<Record<string, unknown>> {
+  const budget = { ...KCM_CLIENT_DEFAULTS };
+  progress(`binder: ${claims} claims ${CONCURRENCY} at a time at kube-controller-manager's budget (${budget.qps} QPS / burst ${budget.burst})`);
+  const bench = await startBench(budget, claims);
+  try {
+    const names = Array.from({ length: claims }, (_, i) => `claim-${i}`);
+    return await runBurst(bench, names, (_, i) => claimSpec(i), { concurrency: CONCURRENCY, timeoutMs: 120_000 + claims * 1000 });
+  } finally {
+    await bench.stop();
   }
 }
 
 async function scaling(): Promise<Record<string, unknown>> {
+  progress(`binder: reconcile cost with 100 and 10,000 volumes in the cache (${SCALE_CLAIMS} binds each)`);
   const kube = await startKubeApi({ port: 0 });
   const db = await startDynalite();
   try {
     const kc = new KubeConfig();
     kc.loadFromString(kube.kubeconfig());
-    const core = kc.makeApiClient(CoreV1Api);
-    const dynamo = meter(db.doc);
+    const tally = new Tally();
+    meterDynamo(db.doc, tally);
+    const budget = new ApiBudget({ doc: db.doc, table: db.tables.control, cluster: 'bench', ...BUDGET });
+    const core = makeBudgetedApiClient(kc, CoreV1Api, budget);
     const cache = new ObjectCache(db.doc, db.tables.cache);
     const deps: BinderDeps = {
       cluster: 'bench', cache, api: new BinderApi(core),
@@ -167,9 +139,19 @@ async function scaling(): Promise<Record<string, unknown>> {
       }
       await Promise.all(batch);
     };
-    const measure = async (tag: string) => {
+    const itemsRead = () => tally.get('items');
+    db.doc.middlewareStack.add(
+      (next) => async (args) => {
+        const out = await next(args);
+        const output = out.output as { Count?: number; Item?: unknown; Responses?: Record<string, unknown[]> };
+        tally.add('items', output.Count ?? (output.Item ? 1 : 0) + Object.values(output.Responses ?? {}).reduce((n, r) => n + r.length, 0));
+        return out;
+      },
+      { step: 'initialize', name: 'benchItems' },
+    );
+    const measureAt = async (tag: string) => {
       const latencies: number[] = [];
-      const itemsBefore = dynamo.itemsRead();
+      const before = itemsRead();
       for (let i = 0; i < SCALE_CLAIMS; i++) {
         const pv = await core.createPersistentVolume({ body: { metadata: { name: `${tag}-pv-${i}` }, spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], storageClassName: 'scale', hostPath: { path: '/tmp/x' } } } });
         await cache.put('bench', 'PersistentVolume', json(pv));
@@ -181,18 +163,18 @@ async function scaling(): Promise<Record<string, unknown>> {
         latencies.push(performance.now() - t0);
         if (outcome.writes !== 4) throw new Error(`bind of ${tag}-claim-${i} made ${outcome.writes} writes`);
       }
-      return { p50: percentile(latencies, 50), itemsReadPerBind: (dynamo.itemsRead() - itemsBefore) / SCALE_CLAIMS };
+      return { p50: percentile(latencies, 50), itemsReadPerBind: (itemsRead() - before) / SCALE_CLAIMS };
     };
     await fill(100);
-    const small = await measure('small');
+    const small = await measureAt('small');
     await fill(10_000);
-    const large = await measure('large');
+    const large = await measureAt('large');
     return {
       claimsPerSize: SCALE_CLAIMS,
       with100Volumes: { reconcileP50Ms: round(small.p50), itemsReadPerBind: round(small.itemsReadPerBind) },
       with10000Volumes: { reconcileP50Ms: round(large.p50), itemsReadPerBind: round(large.itemsReadPerBind) },
       latencyRatio: round(large.p50 / small.p50),
-      withinTarget: large.p50 <= small.p50 * 1.2,
+      itemsReadRatio: round(large.itemsReadPerBind / small.itemsReadPerBind),
     };
   } finally {
     await kube.stop();
@@ -200,5 +182,19 @@ async function scaling(): Promise<Record<string, unknown>> {
   }
 }
 
-const report = { pipeline: await pipeline(), scaling: await scaling() };
-console.log(JSON.stringify({ bench: 'binder', ...report }, null, 2));
+const started = Date.now();
+const { single, burst } = await atTargetBudget();
+const kcmBudget: Record<string, unknown>[] = [];
+for (const size of BUDGET_SIZES) kcmBudget.push(await atKcmBudget(size));
+const report: ControllerReport = {
+  bench: 'binder',
+  operation: 'bind (claim created → Bound, static)',
+  budget: BUDGET,
+  single,
+  burst,
+  kcmBudget,
+  scaling: SCALE_CLAIMS > 0 ? await scaling() : undefined,
+  durationS: Math.round((Date.now() - started) / 1000),
+};
+console.log(JSON.stringify(report, null, 2));
+printTable([report]);

@@ -8,6 +8,8 @@
  * Prints one JSON summary: latency p50/p99 (write → reconcile start, per delivered change), sustained
  * changes/s, and per object change: messages published, messages delivered, DynamoDB read/write
  * capacity units (counted with ReturnConsumedCapacity by an SDK middleware on every DynamoDB client).
+ * The per-cluster API budget is on, as in a deployment (the runtime builds it from `KUBE_API_QPS` /
+ * `KUBE_API_BURST`; here 400 / 600 unless set): these controllers send no API requests, so it costs nothing.
  *
  *   npm run bench:pipeline -- [--changes 300] [--concurrency 8]
  */
@@ -32,6 +34,8 @@ const CHANGES = Number(values.changes);
 const CONCURRENCY = Number(values.concurrency);
 
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+process.env.KUBE_API_QPS ||= '400';
+process.env.KUBE_API_BURST ||= '600';
 
 /** Queue (logical id) → the controller consuming it and the kinds its filter admits (as serverless.yml). */
 const CONSUMERS: { queue: string; name: string; kinds: WatchedKind[] }[] = [
@@ -219,6 +223,7 @@ try {
         bench: 'pipeline',
         changes: changes.length,
         writeConcurrency: CONCURRENCY,
+        apiBudget: { qps: Number(process.env.KUBE_API_QPS), burst: Number(process.env.KUBE_API_BURST) },
         deliveriesExpected: expected.length,
         deliveriesMissing: missing.length,
         latencyMs: {

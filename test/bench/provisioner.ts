@@ -1,236 +1,137 @@
 /**
- * `npm run bench:provisioner`: the provisioner function's cost and latency per claim, measured at the
- * controller against the stand-ins (Kubernetes API emulator, dynalite, embedded StorageOS control plane).
+ * `npm run bench:provisioner`: dynamic provisioning through the whole local stack (emulator → forwarder →
+ * SNS FIFO → SQS FIFO → binder and provisioner function containers → emulator and the embedded storage
+ * control plane; cache in dynalite), with the per-cluster API budget on. Claims ask for 1 Gi and name no
+ * class: admission gives them the stack's default class `local` (claimflow.io/local, reclaim Delete); the
+ * binder marks them for the provisioner, the provisioner creates the backend volume and the PV, the binder
+ * binds. An operation is one claim created → Bound, and its cost is both functions' (and the forwarder's).
  *
- * For each of `BENCH_CLAIMS` claims (default 200, `BENCH_CONCURRENCY` at a time, default 10): create the
- * claim, observe it into the cache (the forwarder's write), reconcile it (one queue message), and time
- * claim sync start → PV saved; then mark the PV Released (the binder's write) and reconcile the PV,
- * timing the deletion. Reported: p50/p99 of both, and per claim: storage API calls, Kubernetes API
- * requests by verb (events included), DynamoDB requests by operation (event correlation included),
- * reconciles (messages).
+ * 1. `single`: `BENCH_SINGLES` claims (default 5), one at a time, the pipeline idle in between: create →
+ *    Bound, median; records each function got before Bound (hops); backend time per claim.
+ * 2. `burst`: `BENCH_CLAIMS` claims (default 100) created `BENCH_CONCURRENCY` at a time (default 20),
+ *    budget `BENCH_QPS`/`BENCH_BURST` (default 400/600): latency p50/p99, claims Bound per second, and
+ *    per claim: API reads and writes by function, verb and resource (events included), messages,
+ *    DynamoDB requests and units, storage calls, SQS/SNS/Lambda counts, cost per 1,000 claims.
+ * 3. `delete`: the burst's claims deleted `BENCH_CONCURRENCY` at a time: claim deleted → PV gone (backend
+ *    volume deleted first), p50/p99, per-claim figures, backend volumes left.
+ * 4. `kcmBudget`: the burst on a fresh stack at kube-controller-manager's default budget (20 QPS, burst
+ *    30) for each size in `BENCH_BUDGET_SIZES` (default 100; `100,1000` for the long run): the most API
+ *    requests the functions sent in one second (≤ QPS + burst) and throughput ÷ (QPS ÷ requests per claim).
  *
- * Part 2 — through the whole local stack (emulator → forwarder → SNS FIFO → SQS FIFO → binder and
- * provisioner → emulator and the embedded control plane; cache in dynalite): `BENCH_STACK_CLAIMS` claims
- * (default 100) of the stack's default class `local` created back to back. Reported: provision latency
- * p50/p99 from claim creation to Bound (observed in the emulator's store), and per provisioned claim:
- * storage API calls, Kubernetes API writes by verb and resource (the provisioner's and the binder's,
- * events included), provisioner messages, and the provisioner's DynamoDB requests and consumed capacity
- * units (its own client, with ReturnConsumedCapacity). Both functions run in process (as their
- * handlers, built as functions/*.ts build them) so their messages and DynamoDB calls can be counted.
+ * Prints one JSON document on stdout and a short table on stderr.
  */
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
 
 import { performance } from 'node:perf_hooks';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { KubeClients } from '../../lib/kube/client.ts';
-import { createSqsHandler, type SqsHandler } from '../../lib/runtime/handler.ts';
-import { createDocumentClient } from '../../lib/state/client.ts';
-import { COMPONENT as BINDER_COMPONENT } from '../../lib/binder/constants.ts';
-import { createBinderController } from '../../lib/binder/controller.ts';
-import { runtimeOptionsFor } from '../../lib/provisioner/controller.ts';
-import { LocalProvisioner } from '../../lib/provisioner/provisioners/local.ts';
-import { StorageOSClient } from '../../lib/storage/storageos/client.ts';
-import { STORAGE_API_CREDENTIALS } from '../../infra/local/stack/stack.ts';
-import { eventually, startTestStack } from '../support/stack.ts';
-import { KubeEventRecorder, type MemoryEventRecorder } from '../../lib/kube/recorder.ts';
-import { createProvisionerController } from '../../lib/provisioner/controller.ts';
-import { provisionerOptionsFromEnv } from '../../lib/provisioner/options.ts';
-import { StorageOSProvisioner, STORAGEOS_DRIVER } from '../../lib/provisioner/provisioners/storageos.ts';
-import { CLUSTER, startProvisionerStack } from '../provisioner/stack.ts';
+import { KCM_CLIENT_DEFAULTS } from '../../lib/state/bucket.ts';
+import { BenchStack, envNumber, envSizes, measure, pool, progress, round, runBurst, runSingles } from './support/harness.ts';
+import { printTable, type ControllerReport } from './support/report.ts';
 
-const CLAIMS = Number(process.env.BENCH_CLAIMS ?? 200);
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 10);
-const STACK_CLAIMS = Number(process.env.BENCH_STACK_CLAIMS ?? 100);
+const SINGLES = envNumber('BENCH_SINGLES', 5);
+const CLAIMS = envNumber('BENCH_CLAIMS', 100);
+const CONCURRENCY = envNumber('BENCH_CONCURRENCY', 20);
+const BUDGET = { qps: envNumber('BENCH_QPS', 400), burst: envNumber('BENCH_BURST', 600) };
+const BUDGET_SIZES = envSizes('BENCH_BUDGET_SIZES', [100]);
 
-const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-const perClaim = (counts: Record<string, number>): Record<string, number> =>
-  Object.fromEntries(Object.entries(counts).map(([k, v]) => [k, Math.round((v / CLAIMS) * 100) / 100]));
+const claimSpec = () => ({ accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } });
 
-async function controllerOnly(): Promise<Record<string, unknown>> {
-  const stack = await startProvisionerStack();
+async function startBench(budget: { qps: number; burst: number }): Promise<BenchStack> {
+  const bench = await BenchStack.start({ functions: ['binder', 'provisioner'], budget, storageApi: true });
   try {
-    await stack.createClass('storageos', STORAGEOS_DRIVER, { reclaimPolicy: 'Delete' });
-    // Events go to the API as in a deployment (with their DynamoDB correlation records), so they count.
-    stack.recorder = new KubeEventRecorder({ api: stack.core, component: 'provisioner', cluster: CLUSTER, doc: stack.db.doc, table: stack.db.tables.control }) as unknown as MemoryEventRecorder;
-    const controller = createProvisionerController({ options: provisionerOptionsFromEnv({}), provisioner: new StorageOSProvisioner(stack.storage) });
-
-    const dynamo: Record<string, number> = {};
-    stack.db.doc.middlewareStack.add((next, context) => async (args) => {
-      const op = String((context as { commandName?: string }).commandName ?? 'unknown').replace(/Command$/, '');
-      dynamo[op] = (dynamo[op] ?? 0) + 1;
-      return next(args);
-    }, { step: 'initialize', name: 'benchCounter' });
-
-    const names = Array.from({ length: CLAIMS }, (_, i) => `bench-${i}`);
-    const uids: string[] = [];
-    for (const name of names) uids.push((await stack.createClaim(name, 'storageos', STORAGEOS_DRIVER)).metadata.uid!);
-    stack.kube.requests.reset();
-    stack.storageApi.requests.reset();
-    for (const k of Object.keys(dynamo)) delete dynamo[k];
-
-    const provisionMs: number[] = [];
-    let reconciles = 0;
-    for (let i = 0; i < CLAIMS; i += CONCURRENCY) {
-      await Promise.all(names.slice(i, i + CONCURRENCY).map(async (name) => {
-        const t0 = performance.now();
-        await stack.reconcile(controller, 'PersistentVolumeClaim', `default/${name}`);
-        provisionMs.push(performance.now() - t0);
-        reconciles++;
-      }));
-    }
-    const provisionCost = { storage: stack.storageApi.requests.total(), kube: stack.kube.requests.snapshot(), dynamo: { ...dynamo } };
-
-    // The binder's part (not counted): the claims are gone, the PVs Released.
-    for (const uid of uids) {
-      const pv = await stack.core.readPersistentVolume({ name: `pvc-${uid}` });
-      pv.status = { phase: 'Released' };
-      await stack.core.replacePersistentVolumeStatus({ name: `pvc-${uid}`, body: pv });
-      await stack.observe('PersistentVolume', `pvc-${uid}`);
-    }
-    stack.kube.requests.reset();
-    stack.storageApi.requests.reset();
-    for (const k of Object.keys(dynamo)) delete dynamo[k];
-    const deleteMs: number[] = [];
-    for (let i = 0; i < CLAIMS; i += CONCURRENCY) {
-      await Promise.all(uids.slice(i, i + CONCURRENCY).map(async (uid) => {
-        const t0 = performance.now();
-        await stack.reconcile(controller, 'PersistentVolume', `pvc-${uid}`);
-        deleteMs.push(performance.now() - t0);
-      }));
-    }
-    const deleteCost = { storage: stack.storageApi.requests.total(), kube: stack.kube.requests.snapshot(), dynamo: { ...dynamo } };
-    const left = (await stack.storage.listVolumes('default')).length;
-
-    provisionMs.sort((a, b) => a - b);
-    deleteMs.sort((a, b) => a - b);
-    const report = {
-      claims: CLAIMS,
-      concurrency: CONCURRENCY,
-      provision: {
-        p50Ms: Math.round(percentile(provisionMs, 50) * 10) / 10,
-        p99Ms: Math.round(percentile(provisionMs, 99) * 10) / 10,
-        reconcilesPerClaim: reconciles / CLAIMS,
-        storageCallsPerClaim: provisionCost.storage / CLAIMS,
-        kubeRequestsPerClaim: perClaim(provisionCost.kube),
-        dynamoRequestsPerClaim: perClaim(provisionCost.dynamo),
-      },
-      delete: {
-        p50Ms: Math.round(percentile(deleteMs, 50) * 10) / 10,
-        p99Ms: Math.round(percentile(deleteMs, 99) * 10) / 10,
-        storageCallsPerClaim: deleteCost.storage / CLAIMS,
-        kubeRequestsPerClaim: perClaim(deleteCost.kube),
-        dynamoRequestsPerClaim: perClaim(deleteCost.dynamo),
-        backendVolumesLeft: left,
-      },
-    };
-    return report;
-  } finally {
-    await stack.stop();
+    await bench.startForwarder();
+    await bench.settle({ timeoutMs: 120_000 });
+    return bench;
+  } catch (error) {
+    await bench.stop();
+    throw error;
   }
 }
 
-const round = (n: number, digits = 2): number => Math.round(n * 10 ** digits) / 10 ** digits;
-
-/** Counts DynamoDB requests and consumed capacity units on a document client. */
-function meter(doc: DynamoDBDocumentClient): { requests: () => number; units: () => number } {
-  let requests = 0;
-  let units = 0;
-  doc.middlewareStack.add(
-    (next) => async (args) => {
-      const input = args.input as Record<string, unknown>;
-      if (!('TransactItems' in input)) input.ReturnConsumedCapacity = 'TOTAL';
-      requests++;
-      const out = await next(args);
-      const consumed = (out.output as { ConsumedCapacity?: { CapacityUnits?: number } | Array<{ CapacityUnits?: number }> }).ConsumedCapacity;
-      for (const c of Array.isArray(consumed) ? consumed : consumed ? [consumed] : []) units += c.CapacityUnits ?? 0;
-      return out;
-    },
-    { step: 'initialize', name: 'benchMeter' },
-  );
-  return { requests: () => requests, units: () => units };
-}
-
-async function throughStack(): Promise<Record<string, unknown>> {
-  let binder: SqsHandler | undefined;
-  let provisioner: SqsHandler | undefined;
-  let messages = 0;
-  const stack = await startTestStack({
-    withForwarder: true,
-    functions: {
-      binder: async (event, context) => binder!(event, context),
-      provisioner: async (event, context) => {
-        messages += event.Records.length;
-        return provisioner!(event, context);
-      },
-    },
+/** Deletes the claims; each operation ends when its PV is gone (the backend volume deleted before it). */
+async function runDeletes(bench: BenchStack, claims: readonly string[]): Promise<Record<string, unknown>> {
+  const store = bench.stack.kubeApi!.store;
+  const volumeOf = new Map<string, string>();
+  for (const name of claims) {
+    const claim = store.get({ resource: '/persistentvolumeclaims', namespace: 'default', name }) as { spec?: { volumeName?: string } } | undefined;
+    if (claim?.spec?.volumeName) volumeOf.set(name, claim.spec.volumeName);
+  }
+  const names = claims.filter((n) => volumeOf.has(n));
+  const gone = new Map<string, number>();
+  const unsubscribe = store.subscribe((e) => {
+    if (e.type === 'DELETED' && e.resource === '/persistentvolumes' && e.object.metadata?.name) gone.set(e.object.metadata.name, performance.now());
   });
   try {
-    const region = stack.env.AWS_REGION ?? 'eu-west-1';
-    const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
-    const kube = new KubeClients({ env: { KUBECONFIG: stack.kubeconfigPath } });
-    const binderDoc = createDocumentClient({ endpoint: stack.dynamodb.endpoint, region, credentials });
-    binder = createSqsHandler(createBinderController({ sqs: stack.sqs.client, queueUrl: stack.queues.BinderQueue.url }), {
-      component: BINDER_COMPONENT, doc: binderDoc, tables: stack.tables, sqs: stack.sqs.client, queueUrl: stack.queues.BinderQueue.url,
-      dlqUrl: stack.queues.BinderDlq.url, kube, syncWaitMs: 100,
-    });
-    const provisionerDoc = createDocumentClient({ endpoint: stack.dynamodb.endpoint, region, credentials });
-    const dynamo = meter(provisionerDoc);
-    const options = provisionerOptionsFromEnv({ PROVISIONER_BACKEND: 'local' });
-    const storage = new StorageOSClient({ endpoint: stack.storageApi!.url, ...STORAGE_API_CREDENTIALS });
-    provisioner = createSqsHandler(createProvisionerController({ options, provisioner: new LocalProvisioner(storage) }), {
-      ...runtimeOptionsFor(options), component: 'provisioner', doc: provisionerDoc, tables: stack.tables, sqs: stack.sqs.client,
-      queueUrl: stack.queues.ProvisionerQueue.url, dlqUrl: stack.queues.ProvisionerDlq.url, kube, syncWaitMs: 100,
-    });
-    const kc = new KubeConfig();
-    kc.loadFromFile(stack.kubeconfigPath);
-    const core = kc.makeApiClient(CoreV1Api);
-
-    const created = new Map<string, number>();
-    const bound = new Map<string, number>();
-    const unsubscribe = stack.kubeApi!.store.subscribe((e) => {
-      const name = e.object.metadata?.name;
-      if (e.resource === '/persistentvolumeclaims' && name && (e.object as { status?: { phase?: string } }).status?.phase === 'Bound' && !bound.has(name)) {
-        bound.set(name, performance.now());
-      }
-    });
-    stack.kubeApi!.requests.reset();
-    stack.storageApi!.requests.reset();
-    messages = 0;
+    await bench.settle();
+    const before = await bench.snapshot();
+    const deletedAt = new Map<string, number>();
     const started = performance.now();
-    for (let i = 0; i < STACK_CLAIMS; i++) {
-      const name = `stack-${i}`;
-      created.set(name, performance.now());
-      await core.createNamespacedPersistentVolumeClaim({
-        namespace: 'default',
-        body: { metadata: { name }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
-      });
-    }
-    await eventually(() => bound.size >= STACK_CLAIMS, 600_000, 'claims Bound');
-    const finished = Math.max(...bound.values());
-    await new Promise((r) => setTimeout(r, 1000)); // let the follow-up MODIFIED messages settle
-    unsubscribe();
-    const writes: Record<string, number> = {};
-    for (const [key, n] of Object.entries(stack.kubeApi!.requests.snapshot())) {
-      if (!/^(create|update|patch|delete) /.test(key) || key === 'create persistentvolumeclaims') continue;
-      writes[key] = round(n / STACK_CLAIMS);
-    }
-    const latencies = [...bound.entries()].map(([name, t]) => t - created.get(name)!).sort((a, b) => a - b);
+    await pool(names, CONCURRENCY, async (name) => {
+      deletedAt.set(name, performance.now());
+      await bench.core.deleteNamespacedPersistentVolumeClaim({ namespace: 'default', name });
+      bench.benchRequests.add('delete persistentvolumeclaims');
+    });
+    const deadline = performance.now() + 600_000;
+    while (names.some((n) => !gone.has(volumeOf.get(n)!)) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    const done = names.filter((n) => gone.has(volumeOf.get(n)!));
+    const last = Math.max(...done.map((n) => gone.get(volumeOf.get(n)!)!));
+    await bench.settle();
+    const after = await bench.snapshot();
+    const latencies = done.map((n) => gone.get(volumeOf.get(n)!)! - deletedAt.get(n)!);
+    const figures = measure(bench, before, after, { operations: done.length || 1, latencies, elapsedMs: last - started, complete: done.length === names.length });
+    delete figures.apiBudget;
     return {
-      claims: STACK_CLAIMS,
-      provisionLatencyMs: { p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)) },
-      claimsBoundPerSecond: round(STACK_CLAIMS / ((finished - started) / 1000)),
-      storageCallsPerClaim: round(stack.storageApi!.requests.total() / STACK_CLAIMS),
-      apiWritesPerClaim: writes,
-      provisionerMessagesPerClaim: round(messages / STACK_CLAIMS),
-      provisionerDynamoRequestsPerClaim: round(dynamo.requests() / STACK_CLAIMS),
-      provisionerDynamoCapacityUnitsPerClaim: round(dynamo.units() / STACK_CLAIMS),
-      backendVolumes: stack.storageApi!.state.allVolumes().length,
+      claims: names.length,
+      volumesGone: done.length,
+      ...figures,
+      backendVolumesLeft: bench.stack.storageApi!.state.allVolumes().length,
     };
   } finally {
-    await stack.stop();
+    unsubscribe();
   }
 }
 
-console.log(JSON.stringify({ controller: await controllerOnly(), stack: await throughStack() }, null, 2));
+async function atTargetBudget(): Promise<{ single?: Record<string, unknown>; burst?: Record<string, unknown>; deletion?: Record<string, unknown> }> {
+  if (SINGLES + CLAIMS === 0) return {};
+  progress(`provisioner: ${SINGLES} single claims, then ${CLAIMS} claims ${CONCURRENCY} at a time, then their deletion; budget ${BUDGET.qps} QPS / burst ${BUDGET.burst}`);
+  const bench = await startBench(BUDGET);
+  try {
+    const singles = Array.from({ length: SINGLES }, (_, i) => `single-${i}`);
+    const single = SINGLES > 0 ? await runSingles(bench, singles, claimSpec) : undefined;
+    const names = Array.from({ length: CLAIMS }, (_, i) => `claim-${i}`);
+    const burst = CLAIMS > 0 ? await runBurst(bench, names, claimSpec, { concurrency: CONCURRENCY, timeoutMs: 600_000 }) : undefined;
+    const deletion = CLAIMS > 0 ? await runDeletes(bench, names) : undefined;
+    return { single, burst, deletion };
+  } finally {
+    await bench.stop();
+  }
+}
+
+async function atKcmBudget(claims: number): Promise<Record<string, unknown>> {
+  const budget = { ...KCM_CLIENT_DEFAULTS };
+  progress(`provisioner: ${claims} claims ${CONCURRENCY} at a time at kube-controller-manager's budget (${budget.qps} QPS / burst ${budget.burst})`);
+  const bench = await startBench(budget);
+  try {
+    const names = Array.from({ length: claims }, (_, i) => `claim-${i}`);
+    return await runBurst(bench, names, claimSpec, { concurrency: CONCURRENCY, timeoutMs: 120_000 + claims * 2000 });
+  } finally {
+    await bench.stop();
+  }
+}
+
+const started = Date.now();
+const { single, burst, deletion } = await atTargetBudget();
+const kcmBudget: Record<string, unknown>[] = [];
+for (const size of BUDGET_SIZES) kcmBudget.push(await atKcmBudget(size));
+const report: ControllerReport = {
+  bench: 'provisioner',
+  operation: 'provision (default-class claim created → Bound: binder + provisioner)',
+  budget: BUDGET,
+  single,
+  burst,
+  delete: deletion,
+  kcmBudget,
+  durationS: round((Date.now() - started) / 1000, 0),
+};
+console.log(JSON.stringify(report, null, 2));
+printTable([report]);

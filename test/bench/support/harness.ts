@@ -1,0 +1,720 @@
+/**
+ * The controller benchmarks' harness: the local stack with the binder and/or provisioner run in process
+ * as their handlers (built as functions/*.ts build them), every client metered, the per-cluster API
+ * budget on, and the figures of a run computed per operation.
+ *
+ * - **Containers.** Each function runs as a pool of containers, as Lambda runs it: a batch goes to an idle
+ *   container or a new one (at most the event source mapping's MaximumConcurrency are busy), and each
+ *   container has its own runtime (`createSqsHandler`), Kubernetes clients and {@link ApiBudget} handle on
+ *   the cluster's shared bucket, as lib/runtime/handler.ts builds them from `KUBE_API_QPS`/`KUBE_API_BURST`.
+ * - **Kubernetes requests** are logged by the functions' own API clients ({@link MeteredKubeClients}) when
+ *   the budget lets them go; the emulator's own counts (`api.requests`, by verb and resource, no time, no
+ *   client) are kept beside them, and what the functions did not send (the forwarder's LIST/WATCH, the
+ *   bench's creates, the seed's node sync) is reported as `unattributed`.
+ * - **The forwarder** runs in process on its own metered DynamoDB client (its cache writes are part of
+ *   an operation's cost) and publishes through the stack's metered SNS client.
+ * - **Messages** are the records delivered to the function (redeliveries included).
+ */
+import { performance } from 'node:perf_hooks';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { CoreV1Api, KubeConfig, type V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import { SQSClient, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import type { Context, SQSEvent } from 'aws-lambda';
+import { startForwarder, type Forwarder } from '../../../lib/forwarder/forwarder.ts';
+import { createSqsHandler, type SqsHandler } from '../../../lib/runtime/handler.ts';
+import { createDocumentClient, type DocumentClient } from '../../../lib/state/client.ts';
+import { ApiBudget, budgetFromEnv } from '../../../lib/state/bucket.ts';
+import { COMPONENT as BINDER_COMPONENT } from '../../../lib/binder/constants.ts';
+import { createBinderController } from '../../../lib/binder/controller.ts';
+import { createProvisionerController, runtimeOptionsFor } from '../../../lib/provisioner/controller.ts';
+import { provisionerOptionsFromEnv } from '../../../lib/provisioner/options.ts';
+import { LocalProvisioner } from '../../../lib/provisioner/provisioners/local.ts';
+import { StorageOSProvisioner } from '../../../lib/provisioner/provisioners/storageos.ts';
+import { StorageOSClient } from '../../../lib/storage/storageos/client.ts';
+import { LOCAL_CREDENTIALS, STORAGE_API_CREDENTIALS } from '../../../infra/local/stack/stack.ts';
+import { startTestStack, type Stack } from '../../support/stack.ts';
+import { costPer, PRICES, type CostCounts } from '../prices.ts';
+import { bucketGrants, byVerbAndResource, KubeRequestLog, type BucketWrite, maxInWindow, MeteredKubeClients, meterDynamo, meterSns, meterSqs, queueName, READ_VERBS, sum, Tally } from './meter.ts';
+
+export type FunctionName = 'binder' | 'provisioner';
+
+export const round = (n: number, digits = 2): number => (Number.isFinite(n) ? Math.round(n * 10 ** digits) / 10 ** digits : n);
+
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A positive number from the environment, else `fallback`. */
+export function envNumber(name: string, fallback: number): number {
+  const value = Number(process.env[name]);
+  return process.env[name] !== undefined && process.env[name] !== '' && Number.isFinite(value) && value >= 0 ? value : fallback;
+}
+
+/** A comma-separated list of numbers from the environment (`"100,1000"`), else `fallback`. */
+export function envSizes(name: string, fallback: number[]): number[] {
+  const text = process.env[name];
+  if (!text) return fallback;
+  return text.split(',').map((s) => Number(s.trim())).filter((n) => Number.isFinite(n) && n > 0);
+}
+
+/** Runs `run` over `items`, at most `width` at a time. */
+export async function pool<T>(items: readonly T[], width: number, run: (item: T, index: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.max(1, Math.min(width, items.length)) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        await run(items[i], i);
+      }
+    }),
+  );
+}
+
+/** Stderr progress, so stdout stays one JSON document. */
+export function progress(message: string): void {
+  process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+}
+
+/**
+ * `target` with every method timed: `<prefix> calls` and `<prefix> ms` (wall time until the returned
+ * promise settles) in `tally`. Methods run on the target itself (private fields keep working).
+ */
+export function timed<T extends object>(target: T, tally: Tally, prefix: string): T {
+  return new Proxy(target, {
+    get(t, prop, receiver) {
+      const value = Reflect.get(t, prop, receiver) as unknown;
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        const started = performance.now();
+        const result = (value as (...a: unknown[]) => unknown).apply(t, args);
+        if (!(result instanceof Promise)) return result;
+        tally.add(`${prefix} calls`);
+        return result.finally(() => tally.add(`${prefix} ms`, performance.now() - started));
+      };
+    },
+  });
+}
+
+/** A record as a function received it. */
+export interface Delivery {
+  at: number;
+  fn: FunctionName;
+  kind: string;
+  type: string;
+  key: string;
+  firstReceive: boolean;
+}
+
+/** One function run as Lambda runs it: a pool of containers, metered. */
+export class FunctionPool {
+  readonly name: FunctionName;
+  readonly memoryMB: number;
+  readonly architecture: 'arm64' | 'x86_64';
+  readonly queue: string;
+  /** invocations, records, billedMs, containers; `dynamo …` (its document client); its runtime's SQS calls. */
+  readonly tally: Tally;
+  readonly #containers: Array<{ handler: SqsHandler; busy: boolean }> = [];
+  readonly #build: () => SqsHandler;
+  readonly #deliveries: Delivery[];
+  inFlight = 0;
+  lastActivity = 0;
+
+  constructor(options: { name: FunctionName; memoryMB: number; architecture: 'arm64' | 'x86_64'; queue: string; build: () => SqsHandler; deliveries: Delivery[]; tally: Tally }) {
+    this.name = options.name;
+    this.tally = options.tally;
+    this.memoryMB = options.memoryMB;
+    this.architecture = options.architecture;
+    this.queue = options.queue;
+    this.#build = options.build;
+    this.#deliveries = options.deliveries;
+  }
+
+  get containers(): number {
+    return this.#containers.length;
+  }
+
+  readonly handler = async (event: SQSEvent, context: Context): Promise<unknown> => {
+    let container = this.#containers.find((c) => !c.busy);
+    if (!container) {
+      container = { handler: this.#build(), busy: false };
+      this.#containers.push(container);
+      this.tally.add('containers');
+    }
+    container.busy = true;
+    this.inFlight++;
+    const started = performance.now();
+    this.lastActivity = started;
+    this.tally.add('invocations');
+    this.tally.add('records', event.Records.length);
+    for (const record of event.Records) {
+      let body: { kind?: string; type?: string; key?: string } = {};
+      try {
+        body = JSON.parse(record.body) as typeof body;
+      } catch {
+        // not a cluster event: counted, not described
+      }
+      const firstReceive = record.attributes.ApproximateReceiveCount === '1';
+      if (firstReceive) this.tally.add('firstReceives');
+      this.#deliveries.push({ at: started, fn: this.name, kind: body.kind ?? '?', type: body.type ?? '?', key: body.key ?? '?', firstReceive });
+    }
+    try {
+      return await container.handler(event, context);
+    } finally {
+      const ms = performance.now() - started;
+      this.tally.add('billedMs', Math.ceil(ms));
+      container.busy = false;
+      this.inFlight--;
+      this.lastActivity = performance.now();
+    }
+  };
+}
+
+export interface BenchStackOptions {
+  functions: FunctionName[];
+  /** The per-cluster API budget every function container spends (`KUBE_API_QPS`, `KUBE_API_BURST`). */
+  budget: { qps: number; burst: number };
+  /** Start the embedded storage control plane (and the seed: Node `local-node`, default class `local`). */
+  storageApi?: boolean;
+}
+
+/** Everything a run compares before and after. */
+export interface Snapshot {
+  at: number;
+  logIndex: number;
+  deliveryIndex: number;
+  fns: Record<string, Record<string, number>>;
+  aws: Record<string, number>;
+  emulator: Record<string, number>;
+  /** What the bench itself sent to the API. */
+  bench: Record<string, number>;
+  storage: number;
+  /** Messages waiting in subscribed queues no function of this bench consumes. */
+  unconsumedDepth: Record<string, number>;
+}
+
+/** Observes claims reach Bound in the emulator's store. */
+export class BoundTracker {
+  readonly created = new Map<string, number>();
+  readonly bound = new Map<string, number>();
+  readonly #unsubscribe: () => void;
+
+  constructor(stack: Stack) {
+    this.#unsubscribe = stack.kubeApi!.store.subscribe((e) => {
+      const name = e.object.metadata?.name;
+      if (e.resource !== '/persistentvolumeclaims' || !name) return;
+      if ((e.object as { status?: { phase?: string } }).status?.phase === 'Bound' && !this.bound.has(name)) this.bound.set(name, performance.now());
+    });
+  }
+
+  async waitAll(names: readonly string[], timeoutMs: number): Promise<boolean> {
+    const deadline = performance.now() + timeoutMs;
+    while (names.some((n) => !this.bound.has(n))) {
+      if (performance.now() > deadline) return false;
+      await sleep(20);
+    }
+    return true;
+  }
+
+  latencies(names: readonly string[]): number[] {
+    return names.filter((n) => this.bound.has(n) && this.created.has(n)).map((n) => this.bound.get(n)! - this.created.get(n)!);
+  }
+
+  stop(): void {
+    this.#unsubscribe();
+  }
+}
+
+/** Samples the emulator's request counter; the peak number of requests it received in one second. */
+export function sampleEmulatorRate(stack: Stack, everyMs = 100): { stop(): { peakRequestsPerSecond: number; samples: number } } {
+  const totals: number[] = [];
+  const timer = setInterval(() => totals.push(sum(stack.kubeApi!.requests.snapshot())), everyMs);
+  totals.push(sum(stack.kubeApi!.requests.snapshot()));
+  return {
+    stop() {
+      clearInterval(timer);
+      totals.push(sum(stack.kubeApi!.requests.snapshot()));
+      const span = Math.round(1000 / everyMs);
+      let peak = 0;
+      for (let i = 0; i < totals.length; i++) peak = Math.max(peak, totals[Math.min(totals.length - 1, i + span)] - totals[i]);
+      return { peakRequestsPerSecond: peak, samples: totals.length };
+    },
+  };
+}
+
+/** The local stack with metered, budgeted controller functions. */
+export class BenchStack {
+  readonly stack: Stack;
+  readonly options: BenchStackOptions;
+  readonly core: CoreV1Api;
+  readonly log: KubeRequestLog;
+  readonly deliveries: Delivery[];
+  /** Successful writes of the API budget's bucket by any function container. */
+  readonly bucketWrites: BucketWrite[];
+  readonly pools: FunctionPool[];
+  /** The event source mappings' SQS calls, the forwarder's SNS publishes and DynamoDB requests. */
+  readonly aws = new Tally();
+  /** What the bench itself sent to the API (creates). */
+  readonly benchRequests = new Tally();
+  forwarder?: Forwarder;
+  readonly #forwarderDoc: DocumentClient;
+  readonly #extraClients: Array<{ destroy(): void }> = [];
+
+  private constructor(stack: Stack, options: BenchStackOptions, parts: { pools: FunctionPool[]; forwarderDoc: DocumentClient; log: KubeRequestLog; deliveries: Delivery[]; bucketWrites: BucketWrite[] }) {
+    this.bucketWrites = parts.bucketWrites;
+    this.stack = stack;
+    this.options = options;
+    this.pools = parts.pools;
+    this.log = parts.log;
+    this.deliveries = parts.deliveries;
+    this.#forwarderDoc = parts.forwarderDoc;
+    const kc = new KubeConfig();
+    kc.loadFromFile(stack.kubeconfigPath);
+    this.core = kc.makeApiClient(CoreV1Api);
+  }
+
+  /** Starts the stack and the functions; the forwarder is started by {@link startForwarder}. */
+  static async start(options: BenchStackOptions): Promise<BenchStack> {
+    const deliveries: Delivery[] = [];
+    const handlers: Partial<Record<FunctionName, FunctionPool>> = {};
+    const stack = await startTestStack({
+      withForwarder: false,
+      storageApi: options.storageApi ?? false,
+      functions: Object.fromEntries(options.functions.map((fn) => [fn, (event: SQSEvent, context: Context) => handlers[fn]!.handler(event, context)])),
+    });
+    try {
+      const region = stack.env.AWS_REGION ?? 'eu-west-1';
+      const clientConfig = { region, credentials: LOCAL_CREDENTIALS };
+      const forwarderDoc = createDocumentClient({ ...clientConfig, endpoint: stack.dynamodb.endpoint });
+      const pools: FunctionPool[] = [];
+      const extra: Array<{ destroy(): void }> = [forwarderDoc];
+      const log = new KubeRequestLog();
+      const bucketWrites: BucketWrite[] = [];
+      for (const fn of options.functions) {
+        const def = stack.wiring.functions.find((f) => f.name === fn)!;
+        const architectures = (stack.template.Resources?.[def.logicalId] as { Properties?: { Architectures?: string[] } } | undefined)?.Properties?.Architectures;
+        const env = stack.functionEnv[fn];
+        const tally = new Tally();
+        const doc = createDocumentClient({ ...clientConfig, endpoint: stack.dynamodb.endpoint });
+        meterDynamo(doc, tally, 'dynamo ', { onBucketWrite: (w) => bucketWrites.push(w) });
+        const sqs = new SQSClient({ ...clientConfig, endpoint: stack.sqs.endpoint });
+        meterSqs(sqs, tally);
+        extra.push(doc, sqs);
+        const queueLogicalId = fn === 'binder' ? 'BinderQueue' : 'ProvisionerQueue';
+        const queueUrl = stack.queues[queueLogicalId].url;
+        const dlqUrl = stack.queues[queueLogicalId.replace('Queue', 'Dlq')].url;
+        const budget = budgetFromEnv({ KUBE_API_QPS: String(options.budget.qps), KUBE_API_BURST: String(options.budget.burst) });
+        const common = { doc, tables: stack.tables, sqs, queueUrl, dlqUrl, maxReceiveCount: Number(env.MAX_RECEIVE_COUNT ?? 5) };
+        // One container: its own runtime, clients and budget handle (lib/runtime/handler.ts's init()).
+        const build = (): SqsHandler => {
+          const budgets = new Map<string, ApiBudget>();
+          const kube = new MeteredKubeClients(
+            {
+              env: { KUBECONFIG: stack.kubeconfigPath },
+              budget: (cluster) => {
+                let b = budgets.get(cluster);
+                if (!b) budgets.set(cluster, (b = new ApiBudget({ doc, table: stack.tables.control, cluster, ...budget })));
+                return b;
+              },
+            },
+            log,
+            fn,
+          );
+          if (fn === 'binder') {
+            return createSqsHandler(createBinderController({ sqs, queueUrl }), {
+              ...common,
+              kube,
+              component: BINDER_COMPONENT,
+              requiresSynced: ['PersistentVolumeClaim', 'PersistentVolume', 'StorageClass'],
+            });
+          }
+          const provisionerOptions = provisionerOptionsFromEnv(env);
+          const storage = timed(new StorageOSClient({ endpoint: stack.storageApi!.url, ...STORAGE_API_CREDENTIALS }), tally, 'storage');
+          const provisioner = provisionerOptions.backend === 'local' ? new LocalProvisioner(storage) : new StorageOSProvisioner(storage, provisionerOptions.provisionerName);
+          return createSqsHandler(createProvisionerController({ options: provisionerOptions, provisioner }), {
+            ...runtimeOptionsFor(provisionerOptions),
+            ...common,
+            kube,
+          });
+        };
+        const pool = new FunctionPool({
+          name: fn,
+          memoryMB: def.memorySize,
+          architecture: architectures?.[0] === 'x86_64' ? 'x86_64' : 'arm64',
+          queue: queueName(queueUrl),
+          build,
+          deliveries,
+          tally,
+        });
+        pools.push(pool);
+        handlers[fn] = pool;
+      }
+      const bench = new BenchStack(stack, options, { pools, forwarderDoc, log, deliveries, bucketWrites });
+      bench.#extraClients.push(...extra);
+      meterSqs(stack.sqs.client, bench.aws);
+      meterSns(stack.sns.client, bench.aws);
+      meterDynamo(forwarderDoc, bench.aws, 'forwarder dynamo ');
+      return bench;
+    } catch (error) {
+      await stack.stop();
+      throw error;
+    }
+  }
+
+  /** Starts the forwarder (as the stack would: single replica, no lease) and waits for its initial sync. */
+  async startForwarder(): Promise<void> {
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromFile(this.stack.kubeconfigPath);
+    this.forwarder = await startForwarder({
+      cluster: this.stack.env.CLUSTER_ID,
+      kubeConfig,
+      sns: this.stack.sns.client,
+      topicArn: this.stack.topicArn,
+      doc: this.#forwarderDoc,
+      tables: this.stack.tables,
+      lease: false,
+      logger: new Logger({ serviceName: 'claimflow-forwarder', logLevel: 'SILENT' }),
+    });
+    const deadline = performance.now() + 60_000;
+    while (!this.forwarder.isReady()) {
+      if (performance.now() > deadline) throw new Error('forwarder: initial sync not complete after 60 s');
+      await sleep(25);
+    }
+  }
+
+  pool(fn: FunctionName): FunctionPool {
+    const p = this.pools.find((x) => x.name === fn);
+    if (!p) throw new Error(`function ${fn} is not running in this bench`);
+    return p;
+  }
+
+  /** Creates a claim through the API (the bench's own client, not metered as a function's). */
+  async createClaim(tracker: BoundTracker, name: string, spec: V1PersistentVolumeClaim['spec']): Promise<void> {
+    tracker.created.set(name, performance.now());
+    await this.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: { metadata: { name }, spec } });
+    this.benchRequests.add('create persistentvolumeclaims');
+  }
+
+  async #depth(url: string): Promise<{ visible: number; inFlight: number }> {
+    const out = await this.stack.sqs.client.send(
+      new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+    );
+    return {
+      visible: Number(out.Attributes?.ApproximateNumberOfMessages ?? 0),
+      inFlight: Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0),
+    };
+  }
+
+  /** Subscribed queues (logical ids) with and without a function in this bench. */
+  #queues(): { consumed: string[]; unconsumed: string[] } {
+    const subscribed = [...new Set(this.stack.wiring.subscriptions.map((s) => s.queue))];
+    const consumed: string[] = this.pools.map((p) => (p.name === 'binder' ? 'BinderQueue' : 'ProvisionerQueue'));
+    return { consumed, unconsumed: subscribed.filter((q) => !consumed.includes(q)) };
+  }
+
+  async snapshot(): Promise<Snapshot> {
+    const unconsumedDepth: Record<string, number> = {};
+    for (const q of this.#queues().unconsumed) unconsumedDepth[queueName(this.stack.queues[q].url)] = (await this.#depth(this.stack.queues[q].url)).visible;
+    return {
+      at: performance.now(),
+      logIndex: this.log.requests.length,
+      deliveryIndex: this.deliveries.length,
+      fns: Object.fromEntries(this.pools.map((p) => [p.name, p.tally.snapshot()])),
+      aws: this.aws.snapshot(),
+      emulator: this.stack.kubeApi!.requests.snapshot(),
+      bench: this.benchRequests.snapshot(),
+      storage: this.stack.storageApi?.requests.total() ?? 0,
+      unconsumedDepth,
+    };
+  }
+
+  /**
+   * Waits until the pipeline is idle: the forwarder has published what it saw, the functions' queues are
+   * empty (nothing visible, nothing in flight), no invocation runs, and nothing happened for `quietMs`.
+   */
+  async settle(options: { quietMs?: number; timeoutMs?: number } = {}): Promise<boolean> {
+    const quietMs = options.quietMs ?? 1500;
+    const deadline = performance.now() + (options.timeoutMs ?? 120_000);
+    const urls = this.#queues().consumed.map((q) => this.stack.queues[q].url);
+    while (performance.now() < deadline) {
+      await this.forwarder?.flush();
+      const busy = this.pools.some((p) => p.inFlight > 0 || performance.now() - p.lastActivity < quietMs);
+      if (!busy) {
+        const depths = await Promise.all(urls.map((u) => this.#depth(u)));
+        if (depths.every((d) => d.visible === 0 && d.inFlight === 0)) {
+          await sleep(quietMs);
+          const again = await Promise.all(urls.map((u) => this.#depth(u)));
+          if (again.every((d) => d.visible === 0 && d.inFlight === 0) && this.pools.every((p) => p.inFlight === 0 && performance.now() - p.lastActivity >= quietMs)) return true;
+        }
+      }
+      await sleep(100);
+    }
+    return false;
+  }
+
+  async stop(): Promise<void> {
+    await this.forwarder?.stop();
+    await this.stack.stop();
+    for (const c of this.#extraClients) c.destroy();
+  }
+}
+
+/** The figures of one run, per operation, from two snapshots. */
+export function measure(bench: BenchStack, before: Snapshot, after: Snapshot, run: {
+  operations: number;
+  latencies: number[];
+  /** First create → last Bound (ms). */
+  elapsedMs: number;
+  complete: boolean;
+}): Record<string, unknown> {
+  const n = run.operations;
+  const per = (x: number, digits = 2) => round(x / n, digits);
+  const requests = bench.log.requests.slice(before.logIndex, after.logIndex);
+  const reads = requests.filter((r) => READ_VERBS.has(r.verb)).length;
+  const writes = requests.length - reads;
+  const throughput = (n / run.elapsedMs) * 1000;
+  const delta = (a: Record<string, number>, b: Record<string, number>): Record<string, number> => {
+    const out: Record<string, number> = {};
+    for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) if ((a[k] ?? 0) - (b[k] ?? 0) !== 0) out[k] = (a[k] ?? 0) - (b[k] ?? 0);
+    return out;
+  };
+  const fns = Object.fromEntries(bench.pools.map((p) => [p.name, delta(after.fns[p.name], before.fns[p.name])]));
+  const aws = delta(after.aws, before.aws);
+  const emulator = delta(after.emulator, before.emulator);
+
+  // Kubernetes: what the functions sent, and what the emulator received that they did not.
+  const functionCounts = byVerbAndResource(requests);
+  const benchSent = delta(after.bench, before.bench);
+  const unattributed: Record<string, number> = {};
+  for (const k of new Set([...Object.keys(emulator), ...Object.keys(functionCounts)])) {
+    const rest = (emulator[k] ?? 0) - (functionCounts[k] ?? 0) - (benchSent[k] ?? 0);
+    if (rest !== 0) unattributed[k] = rest;
+  }
+
+  // Messages and SQS: per function queue, SNS deliveries are first receives minus the function's own requeues.
+  let deliveries = 0;
+  let sqsBillable = 0;
+  const perFunction: Record<string, unknown> = {};
+  let lambdaInvocations = 0;
+  let gbSeconds = 0;
+  let rru = 0;
+  let wru = 0;
+  let dynamoRequests = 0;
+  for (const p of bench.pools) {
+    const t = fns[p.name];
+    // requeues any function sent to this queue (REQUEUE events) arrive as first receives too
+    const requeued = bench.pools.reduce((m, q) => m + (fns[q.name][`sent ${p.queue}`] ?? 0), 0);
+    const fromSns = (t.firstReceives ?? 0) - requeued;
+    deliveries += Math.max(0, fromSns);
+    const billable = sum(aws, (k) => k === `billable ${p.queue}`) + sum(t, (k) => k.startsWith('billable '));
+    sqsBillable += billable + Math.max(0, fromSns);
+    const fnGbSeconds = ((t.billedMs ?? 0) / 1000) * (p.memoryMB / 1024);
+    const fnReq = sum(t, (k) => k.startsWith('dynamo request '));
+    lambdaInvocations += t.invocations ?? 0;
+    gbSeconds += fnGbSeconds;
+    rru += t['dynamo rru'] ?? 0;
+    wru += t['dynamo wru'] ?? 0;
+    dynamoRequests += fnReq;
+    const fnRequests = requests.filter((r) => r.fn === p.name);
+    const fnReads = fnRequests.filter((r) => READ_VERBS.has(r.verb)).length;
+    perFunction[p.name] = {
+      messagesPerOp: per(t.records ?? 0),
+      messagesByKindAndTypePerOp: Object.fromEntries(
+        Object.entries(
+          bench.deliveries.slice(before.deliveryIndex, after.deliveryIndex).filter((d) => d.fn === p.name).reduce<Record<string, number>>((acc, d) => {
+            const k = `${d.kind} ${d.type}${d.firstReceive ? '' : ' (redelivered)'}`;
+            acc[k] = (acc[k] ?? 0) + 1;
+            return acc;
+          }, {}),
+        ).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, per(v)]),
+      ),
+      invocationsPerOp: per(t.invocations ?? 0),
+      recordsPerInvocation: round((t.records ?? 0) / Math.max(1, t.invocations ?? 0)),
+      containersStarted: t.containers ?? 0,
+      apiReadsPerOp: per(fnReads),
+      apiWritesPerOp: per(fnRequests.length - fnReads),
+      dynamoRequestsPerOp: per(fnReq),
+      dynamoRequestsByCommandPerOp: Object.fromEntries(
+        Object.entries(t).filter(([k]) => k.startsWith('dynamo request ')).map(([k, v]) => [k.slice('dynamo request '.length).replace(/Command$/, ''), per(v)]),
+      ),
+      dynamoRequestsByUsePerOp: Object.fromEntries(
+        Object.entries(t).filter(([k]) => k.startsWith('dynamo use ')).sort(([, a], [, b]) => b - a).map(([k, v]) => [k.slice('dynamo use '.length), per(v)]),
+      ),
+      dynamoReadUnitsPerOp: per(t['dynamo rru'] ?? 0),
+      dynamoWriteUnitsPerOp: per(t['dynamo wru'] ?? 0),
+      dynamoConditionalFailuresPerOp: per(t['dynamo conditionalFailures'] ?? 0),
+      sqsBillableRequestsPerOp: per(billable + Math.max(0, fromSns)),
+      lambdaGBSecondsPerOp: per(fnGbSeconds, 4),
+      billedMsPerInvocation: round((t.billedMs ?? 0) / Math.max(1, t.invocations ?? 0), 1),
+      ...(t['storage calls'] ? { storageCallsPerOp: per(t['storage calls']), storageMsPerOp: per(t['storage ms'] ?? 0, 1) } : {}),
+    };
+  }
+  const unconsumed = delta(after.unconsumedDepth, before.unconsumedDepth);
+  const unconsumedDeliveries = sum(unconsumed);
+  deliveries += unconsumedDeliveries;
+  sqsBillable += unconsumedDeliveries;
+  const published = aws.published ?? 0;
+  const avgMessageBytes = published > 0 ? (aws.publishedBytes ?? 0) / published : 0;
+  const fwdRru = aws['forwarder dynamo rru'] ?? 0;
+  const fwdWru = aws['forwarder dynamo wru'] ?? 0;
+  const counts: CostCounts = {
+    snsPublishRequests: aws.billablePublish ?? 0,
+    snsPublishBytes: aws.publishedBytes ?? 0,
+    snsDeliveries: deliveries,
+    snsDeliveryBytes: deliveries * avgMessageBytes,
+    sqsRequests: sqsBillable,
+    lambdaInvocations,
+    lambdaGBSeconds: gbSeconds,
+    lambdaArchitecture: bench.pools[0]?.architecture ?? 'arm64',
+    dynamoReadUnits: rru + fwdRru,
+    dynamoWriteUnits: wru + fwdWru,
+  };
+  const messages = bench.pools.reduce((m, p) => m + (fns[p.name].records ?? 0), 0);
+  const budget = bench.options.budget;
+  const windowMax = maxInWindow(requests.map((r) => r.at));
+  const ceiling = requests.length > 0 ? budget.qps / (requests.length / n) : Infinity;
+  const granted = bucketGrants(bench.bucketWrites, budget).filter((g) => g.at >= before.at && g.at <= after.at).reduce((t, g) => t + g.granted, 0);
+  return {
+    operations: n,
+    complete: run.complete,
+    latencyMs: { p50: round(percentile(run.latencies, 50), 0), p99: round(percentile(run.latencies, 99), 0), max: round(Math.max(...run.latencies), 0) },
+    throughputPerSecond: round(throughput),
+    elapsedMs: round(run.elapsedMs, 0),
+    api: {
+      requestsPerOp: per(requests.length),
+      readsPerOp: per(reads),
+      writesPerOp: per(writes),
+      byVerbAndResourcePerOp: Object.fromEntries(Object.entries(functionCounts).map(([k, v]) => [k, per(v)])),
+      emulatorUnattributed: unattributed,
+    },
+    messagesPerOp: per(messages),
+    dynamo: {
+      functions: { requestsPerOp: per(dynamoRequests), readUnitsPerOp: per(rru), writeUnitsPerOp: per(wru), capacityUnitsPerOp: per(rru + wru) },
+      forwarder: {
+        requestsPerOp: per(sum(aws, (k) => k.startsWith('forwarder dynamo request '))),
+        readUnitsPerOp: per(fwdRru),
+        writeUnitsPerOp: per(fwdWru),
+      },
+    },
+    sns: { publishedPerOp: per(published), publishRequestsPerOp: per(aws.publishRequests ?? 0), avgMessageBytes: round(avgMessageBytes, 0), deliveriesPerOp: per(deliveries) },
+    sqsBillableRequestsPerOp: per(sqsBillable),
+    deliveriesToQueuesWithoutConsumerPerOp: Object.fromEntries(Object.entries(unconsumed).map(([k, v]) => [k, per(v)])),
+    lambda: { invocationsPerOp: per(lambdaInvocations), gbSecondsPerOp: per(gbSeconds, 4) },
+    storageCallsPerOp: bench.stack.storageApi ? per(after.storage - before.storage) : undefined,
+    functions: perFunction,
+    costPer1000OpsUsd: costPer(counts, n),
+    apiBudget: {
+      qps: budget.qps,
+      burst: budget.burst,
+      maxRequestsInOneSecond: windowMax.max,
+      limitQpsPlusBurst: budget.qps + budget.burst,
+      withinLimit: windowMax.max <= budget.qps + budget.burst,
+      ceilingOpsPerSecond: round(ceiling),
+      throughputToCeiling: round(throughput / ceiling, 3),
+      tokensGrantedPerOp: per(granted),
+      tokensUnusedShare: granted > 0 ? round(1 - requests.length / granted, 3) : 0,
+    },
+  };
+}
+
+/** The price table, for the JSON. */
+export const priceTable = PRICES;
+
+type ClaimSpec = V1PersistentVolumeClaim['spec'];
+
+/**
+ * One claim at a time, each on a fresh object: create → Bound, then wait for the pipeline to go idle
+ * before the next. Reported: latency per claim (median and all), the records each function received
+ * between create and Bound (the hops), and the per-operation figures over all of them.
+ */
+export async function runSingles(bench: BenchStack, names: readonly string[], specFor: (name: string, index: number) => ClaimSpec, timeoutMs = 60_000): Promise<Record<string, unknown>> {
+  const tracker = new BoundTracker(bench.stack);
+  try {
+    await bench.settle();
+    const before = await bench.snapshot();
+    const hops: Record<string, number[]> = Object.fromEntries(bench.pools.map((p) => [p.name, []]));
+    let complete = true;
+    for (const [i, name] of names.entries()) {
+      await bench.settle();
+      const from = bench.deliveries.length;
+      await bench.createClaim(tracker, name, specFor(name, i));
+      if (!(await tracker.waitAll([name], timeoutMs))) {
+        complete = false;
+        progress(`single ${name}: not Bound within ${timeoutMs} ms`);
+        continue;
+      }
+      const boundAt = tracker.bound.get(name)!;
+      for (const p of bench.pools) hops[p.name].push(bench.deliveries.slice(from).filter((d) => d.fn === p.name && d.at <= boundAt).length);
+    }
+    await bench.settle();
+    const after = await bench.snapshot();
+    const latencies = tracker.latencies(names);
+    const figures = measure(bench, before, after, { operations: names.length, latencies, elapsedMs: latencies.reduce((a, b) => a + b, 0), complete });
+    delete figures.throughputPerSecond;
+    delete figures.elapsedMs;
+    delete figures.apiBudget;
+    return {
+      repetitions: names.length,
+      ...figures,
+      latencyMs: { median: round(percentile(latencies, 50), 0), p99: round(percentile(latencies, 99), 0), all: latencies.map((l) => round(l, 0)) },
+      recordsBeforeBound: Object.fromEntries(Object.entries(hops).map(([fn, h]) => [fn, { median: percentile(h, 50), all: h }])),
+    };
+  } finally {
+    tracker.stop();
+  }
+}
+
+/**
+ * `names.length` claims created `concurrency` at a time, as fast as the API takes them; then the time
+ * until every one is Bound and the per-operation figures (counted until the pipeline is idle again).
+ */
+export async function runBurst(
+  bench: BenchStack,
+  names: readonly string[],
+  specFor: (name: string, index: number) => ClaimSpec,
+  options: { concurrency: number; timeoutMs: number },
+): Promise<Record<string, unknown>> {
+  const tracker = new BoundTracker(bench.stack);
+  try {
+    await bench.settle();
+    const before = await bench.snapshot();
+    const rate = sampleEmulatorRate(bench.stack);
+    // Server side: the emulator's store records every write it applied; all but the bench's creates are the functions'.
+    const writesApplied: number[] = [];
+    const unsubscribe = bench.stack.kubeApi!.store.subscribe((e) => {
+      if (!(e.type === 'ADDED' && e.resource === '/persistentvolumeclaims')) writesApplied.push(performance.now());
+    });
+    const started = performance.now();
+    await pool(names, options.concurrency, (name, i) => bench.createClaim(tracker, name, specFor(name, i)));
+    const createdIn = performance.now() - started;
+    const complete = await tracker.waitAll(names, options.timeoutMs);
+    if (!complete) progress(`${names.filter((n) => !tracker.bound.has(n)).length} of ${names.length} claims not Bound within ${options.timeoutMs} ms`);
+    const lastBound = Math.max(...names.map((n) => tracker.bound.get(n) ?? -Infinity));
+    const settled = await bench.settle();
+    const peak = rate.stop();
+    unsubscribe();
+    const after = await bench.snapshot();
+    const boundCount = names.filter((n) => tracker.bound.has(n)).length;
+    const figures = measure(bench, before, after, { operations: boundCount || names.length, latencies: tracker.latencies(names), elapsedMs: lastBound - started, complete });
+    return {
+      claims: names.length,
+      bound: boundCount,
+      createConcurrency: options.concurrency,
+      createsPerSecond: round((names.length / createdIn) * 1000),
+      settled,
+      ...figures,
+      emulatorPeakRequestsPerSecond: peak.peakRequestsPerSecond,
+      apiBudget: {
+        ...(figures.apiBudget as Record<string, unknown>),
+        // the same window as the emulator saw it: the writes it applied (the functions send no other requests here, see api.readsPerOp)
+        emulatorWritesApplied: writesApplied.length,
+        emulatorMaxWritesAppliedInOneSecond: maxInWindow(writesApplied).max,
+      },
+    };
+  } finally {
+    tracker.stop();
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * The shape of a controller benchmark's JSON and the short human table printed from it (stderr, so
+ * stdout stays one JSON document).
+ */
+
+export interface ControllerReport {
+  bench: string;
+  operation: string;
+  budget: { qps: number; burst: number };
+  /** Absent when skipped (`BENCH_SINGLES=0`, `BENCH_CLAIMS=0`). */
+  single?: Record<string, unknown>;
+  burst?: Record<string, unknown>;
+  kcmBudget: Record<string, unknown>[];
+  [more: string]: unknown;
+}
+
+type Json = Record<string, any>;
+
+const fmt = (v: unknown, digits = 2): string => {
+  if (typeof v !== 'number' || !Number.isFinite(v)) return v === undefined || v === null ? '–' : String(v);
+  if (Math.abs(v) >= 1000) return Math.round(v).toLocaleString('en-US');
+  return String(Math.round(v * 10 ** digits) / 10 ** digits);
+};
+
+/** One table row per run of a controller bench. */
+export function controllerRows(report: ControllerReport): string[][] {
+  const row = (label: string, r: Json | undefined, latency: 'p50' | 'median'): string[] => {
+    if (!r) return [];
+    const lat = latency === 'median' ? r.latencyMs?.median : r.latencyMs?.p50;
+    const budget = r.apiBudget as Json | undefined;
+    return [
+      `${report.bench} ${label}`,
+      fmt(r.operations ?? r.repetitions, 0),
+      fmt(lat, 0),
+      fmt(r.latencyMs?.p99, 0),
+      fmt(r.throughputPerSecond),
+      `${fmt(r.api?.readsPerOp)} / ${fmt(r.api?.writesPerOp)}`,
+      fmt(r.messagesPerOp),
+      fmt(r.dynamo?.functions?.requestsPerOp),
+      fmt(r.dynamo?.functions?.capacityUnitsPerOp),
+      fmt(r.costPer1000OpsUsd?.total, 4),
+      budget ? `${budget.maxRequestsInOneSecond}${budget.emulatorMaxWritesAppliedInOneSecond !== undefined ? ` (emulator ${budget.emulatorMaxWritesAppliedInOneSecond})` : ''} / ${budget.limitQpsPlusBurst}` : '–',
+      budget ? fmt(budget.throughputToCeiling, 3) : '–',
+    ];
+  };
+  const rows = [row('one alone', report.single, 'median'), row(`burst @${report.budget.qps} QPS`, report.burst, 'p50')];
+  for (const k of report.kcmBudget) rows.push(row(`KCM budget, ${k.claims}`, k, 'p50'));
+  return rows.filter((r) => r.length > 0);
+}
+
+export const CONTROLLER_HEADER = [
+  'run',
+  'ops',
+  'p50 ms',
+  'p99 ms',
+  'ops/s',
+  'API r / w per op',
+  'msgs/op',
+  'DDB req/op',
+  'DDB units/op',
+  '$ / 1k ops',
+  'max API req in 1 s / QPS+burst',
+  'ops/s ÷ ceiling',
+];
+
+/** A plain text table. */
+export function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) => cells.map((c, i) => (c ?? '').padEnd(widths[i])).join('  ');
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+/** Prints the controller rows of `reports` on stderr. */
+export function printTable(reports: ControllerReport[]): void {
+  process.stderr.write(`\n${table(CONTROLLER_HEADER, reports.flatMap(controllerRows))}\n\n`);
+}
