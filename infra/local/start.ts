@@ -62,6 +62,9 @@ console.log(
     'Try next:',
     `  KUBECONFIG=${kubeconfig} kubectl get pvc,pv -A -w`,
     `  KUBECONFIG=${kubeconfig} kubectl apply -f <claim.yaml>`,
+    ...(stack.identities?.forwarder
+      ? [`  KUBECONFIG=${relative(process.cwd(), stack.identities.forwarder.kubeconfigPath)} kubectl auth can-i --list   # as the forwarder (RBAC is on)`]
+      : []),
     `  AWS_ENDPOINT_URL=${stack.sqs.endpoint} AWS_REGION=${stack.env.AWS_REGION} AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local aws sqs list-queues`,
     '  Ctrl-C to stop.',
   ].join('\n'),

@@ -11,6 +11,7 @@
  * Every API client made here spends the cluster's shared request budget ({@link ApiBudget}) before each
  * request and turns a 429 into a cluster-wide pause for its Retry-After.
  */
+import { readFileSync } from 'node:fs';
 import { DescribeClusterCommand, EKSClient } from '@aws-sdk/client-eks';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import {
@@ -173,13 +174,10 @@ export class KubeClients {
     if (!entry) {
       const file = this.#env.KUBECONFIG;
       if (!file) throw new ClusterConfigError(`no CLUSTERS and no KUBECONFIG: cannot reach cluster ${cluster}`);
-      const kubeConfig = new KubeConfig();
-      kubeConfig.loadFromFile(file);
-      return { kubeConfig, expiresAt: Infinity };
+      return { kubeConfig: loadKubeconfigFile(file), expiresAt: Infinity };
     }
     if ('kubeconfig' in entry) {
-      const kubeConfig = new KubeConfig();
-      kubeConfig.loadFromFile(entry.kubeconfig);
+      const kubeConfig = loadKubeconfigFile(entry.kubeconfig);
       if (entry.context) kubeConfig.setCurrentContext(entry.context);
       return { kubeConfig, expiresAt: Infinity };
     }
@@ -187,8 +185,7 @@ export class KubeClients {
       this.#secrets ??= new SecretsManagerClient({});
       const secret = await this.#secrets.send(new GetSecretValueCommand({ SecretId: entry.kubeconfigSecretArn }));
       if (!secret.SecretString) throw new ClusterConfigError(`secret ${entry.kubeconfigSecretArn} holds no kubeconfig`);
-      const kubeConfig = new KubeConfig();
-      kubeConfig.loadFromString(secret.SecretString);
+      const kubeConfig = loadKubeconfig(secret.SecretString, `the kubeconfig in secret ${entry.kubeconfigSecretArn}`);
       if (entry.context) kubeConfig.setCurrentContext(entry.context);
       // Re-read now and then so a rotated credential is picked up.
       return { kubeConfig, expiresAt: this.#now() + 15 * 60 * 1000 };
@@ -226,6 +223,51 @@ export class KubeClients {
   }
 }
 
+/** Values a kubeconfig holds that must never reach a log line: tokens, passwords, keys, certificates. */
+const SECRET_FIELD = /\b(token|password|client-key-data|client-certificate-data|id-token|refresh-token|access-token|secret)\b["']?\s*[:=]\s*["']?([^\s"',}]+)/gi;
+
+/**
+ * Why a kubeconfig did not load, without its content: a YAML parser's message quotes the lines around the
+ * error (a token among them), so only its reason and position are kept, and any value of a secret field the
+ * text holds is redacted from what remains. No `cause`: a logger that prints causes would print the quote.
+ */
+export function kubeconfigErrorMessage(error: unknown, text: string | undefined): string {
+  const e = error as { name?: string; reason?: string; message?: string; mark?: { line?: number; column?: number } };
+  let detail = e?.mark ? `${e.reason ?? 'invalid YAML'} at line ${(e.mark.line ?? 0) + 1}, column ${(e.mark.column ?? 0) + 1}` : String(e?.message ?? error).split('\n')[0];
+  for (const m of (text ?? '').matchAll(SECRET_FIELD)) if (m[2].length >= 4) detail = detail.split(m[2]).join('[REDACTED]');
+  return detail;
+}
+
+/** Parses a kubeconfig; a failure is a {@link ClusterConfigError} that names `source` and never quotes the text. */
+export function loadKubeconfig(text: string, source: string): KubeConfig {
+  const kubeConfig = new KubeConfig();
+  try {
+    kubeConfig.loadFromString(text);
+  } catch (error) {
+    throw new ClusterConfigError(`${source} is not a valid kubeconfig: ${kubeconfigErrorMessage(error, text)}`);
+  }
+  return kubeConfig;
+}
+
+/** `KubeConfig.loadFromFile` (relative paths resolved against the file's directory), failing as {@link loadKubeconfig}. */
+function loadKubeconfigFile(file: string): KubeConfig {
+  const kubeConfig = new KubeConfig();
+  try {
+    kubeConfig.loadFromFile(file);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code) throw new ClusterConfigError(`cannot read kubeconfig ${file}: ${code}`);
+    let text: string | undefined;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch {
+      text = undefined;
+    }
+    throw new ClusterConfigError(`kubeconfig ${file} is not a valid kubeconfig: ${kubeconfigErrorMessage(error, text)}`);
+  }
+  return kubeConfig;
+}
+
 /**
  * Like `KubeConfig.makeApiClient`, plus a middleware that spends the request budget before each request and
  * pauses the cluster on a 429 (the request itself still fails with a 429 ApiException; callers back off).
@@ -237,10 +279,36 @@ export function makeBudgetedApiClient<T extends ApiType>(kubeConfig: KubeConfig,
   return new apiClass(
     createConfiguration({
       baseServer: new ServerConfiguration(cluster.server, {}),
-      authMethods: { default: kubeConfig },
+      authMethods: { default: reusingConnections(kubeConfig) },
       promiseMiddleware: middleware,
     }),
   );
+}
+
+/**
+ * The kubeconfig's authentication (headers refreshed per request: an expiring token is renewed) with one
+ * connection pool per client: client-node builds a new TLS dispatcher for every request, so each call to an
+ * https API server would otherwise pay a TLS handshake (~2 ms locally, more across a network) and keep no
+ * connection alive. The TLS options of a kubeconfig do not change, so its first dispatcher serves every request.
+ */
+function reusingConnections(kubeConfig: KubeConfig): { getName(): string; applySecurityAuthentication(context: RequestContext): Promise<void> } {
+  let shared: ReturnType<RequestContext['getDispatcher']>;
+  return {
+    getName: () => 'kubeconfig',
+    async applySecurityAuthentication(context: RequestContext): Promise<void> {
+      await kubeConfig.applySecurityAuthentication(context);
+      const fresh = context.getDispatcher();
+      if (!fresh) return;
+      if (!shared) {
+        shared = fresh;
+        return;
+      }
+      if (fresh !== shared) {
+        void fresh.close().catch(() => {});
+        context.setDispatcher(shared);
+      }
+    },
+  };
 }
 
 /** The request-budget middleware on its own. */

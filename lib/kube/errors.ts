@@ -76,3 +76,55 @@ export function retryAfterMs(error: unknown): number | undefined {
   const seconds = statusBody(error)?.details?.retryAfterSeconds;
   return typeof seconds === 'number' && seconds > 0 ? seconds * 1000 : undefined;
 }
+
+/** 403 Forbidden (RBAC denied the request, or admission forbade it). */
+export const isForbidden = (error: unknown): boolean => statusCode(error) === 403;
+
+/** What an RBAC denial names (the apiserver's `forbiddenMessage`). */
+export interface ForbiddenRequest {
+  /** The Kubernetes verb: `get`, `list`, `watch`, `create`, `update`, `patch`, `delete`, `deletecollection`, … */
+  verb: string;
+  /** `resource[/subresource]`, e.g. `persistentvolumes/status`. */
+  resource: string;
+  /** The API group ('' for core). */
+  group: string;
+  /** `persistentvolumes/status`, `volumeattachments.storage.k8s.io`: resource, group and subresource as kubectl names them. */
+  qualifiedResource: string;
+  /** Undefined at the cluster scope. */
+  namespace?: string;
+  name?: string;
+  /** The user the server saw. */
+  user: string;
+  /** The Status message. */
+  message: string;
+}
+
+const DENIAL = /User "((?:[^"\\]|\\.)*)" cannot ([\w*-]+) resource "([^"]*)" in API group "([^"]*)" (?:in the namespace "([^"]*)"|at the cluster scope)/;
+
+/**
+ * The request an RBAC 403 denied, read from its Status message (`<resource> "<name>" is forbidden: User "x" cannot
+ * <verb> resource "<res>" in API group "<g>" in the namespace "<ns>"` or `... at the cluster scope`), looking
+ * through `cause`s; undefined for anything else (other errors, and 403s that are not authorization denials,
+ * such as a namespace being terminated).
+ */
+export function forbiddenRequest(error: unknown): ForbiddenRequest | undefined {
+  for (let e = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if (statusCode(e) !== 403) continue;
+    const body = statusBody(e);
+    const m = body?.message ? DENIAL.exec(body.message) : null;
+    if (!m || !body?.message) continue;
+    const [resource, subresource] = m[3].split('/');
+    const group = m[4];
+    return {
+      verb: m[2],
+      resource: m[3],
+      group,
+      qualifiedResource: `${resource}${group ? `.${group}` : ''}${subresource ? `/${subresource}` : ''}`,
+      ...(m[5] ? { namespace: m[5] } : {}),
+      ...(body.details?.name ? { name: body.details.name } : {}),
+      user: m[1].replace(/\\(.)/g, '$1'),
+      message: body.message,
+    };
+  }
+  return undefined;
+}

@@ -45,7 +45,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import { ChangeMessageVisibilityBatchCommand, ChangeMessageVisibilityCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { KubeClients, UnknownClusterError } from '../kube/client.ts';
-import { retryAfterMs } from '../kube/errors.ts';
+import { forbiddenRequest, retryAfterMs } from '../kube/errors.ts';
 import { KubeEventRecorder, type EventRecorder, type InvolvedObject } from '../kube/recorder.ts';
 import { budgetFromEnv, ApiBudget, BudgetTimeoutError, withBudgetDeadline } from '../state/bucket.ts';
 import { BackoffStore, rateLimiterConfigFromEnv, type BackoffId, type BackoffRecord, type RateLimiterConfig } from '../state/backoff.ts';
@@ -265,11 +265,33 @@ export function createSqsHandler<Ctx = RuntimeContext>(controller: Controller<Ct
         doc: s.doc,
         table: s.tables.control,
         now,
-        onError: (error, event) => logger.warn('event not recorded', { reason: event.reason, error: String(error) }),
+        onError: (error, event) => {
+          reportForbidden(logger, error);
+          logger.warn('event not recorded', { reason: event.reason, error: String(error) });
+        },
       });
       recorders.set(cluster, recorder);
     }
     return recorder;
+  };
+
+  /**
+   * An RBAC denial is a missing permission, not a transient failure: say which verb on which resource, loudly
+   * (an error log line `forbidden: <verb> <resource>` and a `Forbidden` metric with `verb` and `resource`
+   * dimensions). The caller still retries with backoff, so the work converges once the role is fixed.
+   */
+  const reportForbidden = (log: Logger, error: unknown): void => {
+    const denied = forbiddenRequest(error);
+    if (!denied) return;
+    metrics.publishStoredMetrics();
+    metrics.addDimension('verb', denied.verb);
+    metrics.addDimension('resource', denied.qualifiedResource);
+    metrics.addMetric(METRIC.forbidden, MetricUnit.Count, 1);
+    metrics.publishStoredMetrics();
+    metrics.clearDimensions();
+    log.error(`forbidden: ${denied.verb} ${denied.qualifiedResource}`, {
+      verb: denied.verb, resource: denied.qualifiedResource, namespace: denied.namespace, name: denied.name, user: denied.user, error: denied.message,
+    });
   };
 
   const queueUrlFor = (record: SQSRecord): string | undefined =>
@@ -450,6 +472,7 @@ export function createSqsHandler<Ctx = RuntimeContext>(controller: Controller<Ct
       await wait(log, inv, record, event, id, SOON_MS, `waiting for API budget: ${message}`);
       return;
     }
+    reportForbidden(log, error);
     if (error instanceof TerminalError) {
       metrics.addMetric(METRIC.terminalErrors, MetricUnit.Count, 1);
       log.error('reconcile failed terminally; not retrying', { error: message });

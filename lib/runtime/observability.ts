@@ -27,6 +27,8 @@ export const METRIC = {
   budgetWait: 'BudgetWait',
   /** A message for a cluster with no configuration, dropped. */
   unknownCluster: 'UnknownCluster',
+  /** A Kubernetes API call RBAC denied (dimensions `verb`, `resource`): the role lacks a permission. */
+  forbidden: 'Forbidden',
 } as const;
 
 /** A Logger for `controller`. */

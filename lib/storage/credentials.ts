@@ -48,8 +48,9 @@ export function parseStorageSecret(secretString: string, secretId: string): Stor
   let json: unknown;
   try {
     json = JSON.parse(secretString);
-  } catch (err) {
-    throw new StorageCredentialsError(`secret ${secretId} is not JSON`, { cause: err });
+  } catch {
+    // no cause: JSON.parse's message quotes the text, which is the password
+    throw new StorageCredentialsError(`secret ${secretId} is not JSON`);
   }
   const parsed = SecretSchema.safeParse(json);
   if (!parsed.success) throw new StorageCredentialsError(`secret ${secretId} lacks a non-empty "username" and "password"`);

@@ -58,7 +58,7 @@ describe('binder under contention and faults', () => {
       sqs: stack.sqs.client,
       queueUrl,
       dlqUrl: stack.queues.BinderDlq.url,
-      kube: new KubeClients({ env: { KUBECONFIG: stack.kubeconfigPath } }),
+      kube: new KubeClients({ env: { KUBECONFIG: stack.functionEnv.binder.KUBECONFIG } }),
       syncWaitMs: 100,
       limiter: { baseDelayMs: 5, maxDelayMs: 500 },
     });

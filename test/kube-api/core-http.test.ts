@@ -39,7 +39,7 @@ describe('kube-api HTTP surface', () => {
     assert.deepEqual(byName.get('persistentvolumeclaims/status').verbs, ['get', 'patch', 'update']);
     assert.equal(byName.get('configmaps/status'), undefined);
     const apis = await h.http('/apis');
-    assert.deepEqual(apis.body.groups.map((g: any) => g.name).sort(), ['coordination.k8s.io', 'storage.k8s.io']);
+    assert.deepEqual(apis.body.groups.map((g: any) => g.name).sort(), ['authentication.k8s.io', 'authorization.k8s.io', 'coordination.k8s.io', 'storage.k8s.io']);
     const storage = await h.http('/apis/storage.k8s.io/v1');
     assert.equal(storage.body.groupVersion, 'storage.k8s.io/v1');
     assert.equal(storage.body.resources[0].name, 'storageclasses');

@@ -46,7 +46,7 @@ describe('label sync end to end through the local stack', () => {
           sqs: stack.sqs.client,
           queueUrl: stack.queues.LabelSyncQueue.url,
           dlqUrl: stack.queues.LabelSyncDlq.url,
-          kube: new KubeClients({ env: { KUBECONFIG: stack.kubeconfigPath } }),
+          kube: new KubeClients({ env: { KUBECONFIG: stack.functionEnv.labelSync.KUBECONFIG } }),
           syncWaitMs: 100,
           limiter: { baseDelayMs: 5, maxDelayMs: 1000 },
         },

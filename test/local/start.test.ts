@@ -45,7 +45,9 @@ it('starts the stack, seeds an annotated storage node, takes our manifests, and 
 
     const stack = JSON.parse(await readFile(join(stateDir, 'stack.json'), 'utf8'));
     assert.equal(stack.kubeconfig, join(stateDir, 'kubeconfig'));
-    for (const key of ['kubeApi', 'sqs', 'sns', 'dynamodb', 'storageApi']) assert.match(stack[key], /^http:\/\/127\.0\.0\.1:\d+$/);
+    for (const key of ['sqs', 'sns', 'dynamodb', 'storageApi']) assert.match(stack[key], /^http:\/\/127\.0\.0\.1:\d+$/);
+    // the emulator authenticates, so it serves https (kubectl sends credentials only over TLS)
+    assert.match(stack.kubeApi, /^https:\/\/127\.0\.0\.1:\d+$/);
     const kc = new KubeConfig();
     kc.loadFromFile(stack.kubeconfig);
     const core = kc.makeApiClient(CoreV1Api);
@@ -67,8 +69,9 @@ it('starts the stack, seeds an annotated storage node, takes our manifests, and 
       const { stdout: applied } = await promisify(execFile)('kubectl', ['apply', '-k', join(PROJECT_ROOT, 'infra/k8s')],
         { env: { PATH: process.env.PATH, KUBECONFIG: stack.kubeconfig, HOME: stateDir }, timeout: 60_000 });
       assert.match(applied, /deployment\.apps\/claimflow-forwarder created/);
-      assert.match(applied, /serviceaccount\/claimflow-forwarder created/);
-      assert.match(applied, /clusterrolebinding\.rbac\.authorization\.k8s\.io\/claimflow-forwarder created/);
+      // the stack applied the RBAC as kubectl would at start
+      assert.match(applied, /serviceaccount\/claimflow-forwarder unchanged/);
+      assert.match(applied, /clusterrolebinding\.rbac\.authorization\.k8s\.io\/claimflow-forwarder unchanged/);
     }
 
     // the shared-volume poll fired at start and is mid-run now: the stop must not wait for it

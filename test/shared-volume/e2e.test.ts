@@ -34,7 +34,7 @@ describe('shared volumes end to end through the local stack', () => {
   before(async () => {
     stack = await startTestStack({ functions: { sharedVolume: (event, context) => handler!(event, context) }, withForwarder: true });
     storage = new StorageOSClient({ endpoint: stack.storageApi!.url, ...STORAGE_API_CREDENTIALS });
-    const kube = new KubeClients({ env: { KUBECONFIG: stack.kubeconfigPath } });
+    const kube = new KubeClients({ env: { KUBECONFIG: stack.functionEnv.sharedVolume.KUBECONFIG } });
     const queueUrl = stack.queues.SharedVolumeQueue!.url;
     handler = createSqsHandler(createSharedVolumeController({ storage, config }), {
       ...sharedVolumeRuntimeOptions(),

@@ -4,6 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { KindSpec } from './types.ts';
+import { REVIEW_RESOURCES } from './auth/reviews.ts';
 
 /** The version this emulator reports (`/version`). */
 export const SERVER_VERSION = { major: '1', minor: '32', gitVersion: 'v1.32.0' } as const;
@@ -28,12 +29,13 @@ export function apiVersions(): Record<string, unknown> {
 
 /** `/apis`: every non-core group served. */
 export function apiGroupList(kinds: KindSpec[]): Record<string, unknown> {
-  const groups = [...new Set(kinds.filter((k) => k.group).map((k) => k.group))];
+  const groups: string[] = [...new Set([...kinds.filter((k) => k.group).map((k) => k.group as string), ...REVIEW_RESOURCES.map((r) => r.group)])];
   return {
     kind: 'APIGroupList',
     apiVersion: 'v1',
     groups: groups.map((name) => {
-      const versions = [...new Set(kinds.filter((k) => k.group === name).map((k) => k.version))];
+      const versions = [...new Set(kinds.filter((k) => k.group === name).map((k) => k.version as string))];
+      if (versions.length === 0) versions.push('v1');
       const gv = versions.map((version) => ({ groupVersion: `${name}/${version}`, version }));
       return { name, versions: gv, preferredVersion: gv[0] };
     }),
@@ -48,8 +50,11 @@ function storageVersionHash(spec: KindSpec): string {
 /** `/api/v1` or `/apis/<g>/<v>`; undefined when the group-version is not served. */
 export function apiResourceList(kinds: KindSpec[], group: string, version: string): Record<string, unknown> | undefined {
   const served = kinds.filter((k) => k.group === group && k.version === version);
-  if (served.length === 0) return undefined;
+  const reviews = version === 'v1' ? REVIEW_RESOURCES.filter((r) => r.group === group) : [];
+  if (served.length === 0 && reviews.length === 0) return undefined;
   const resources: Record<string, unknown>[] = [];
+  // the review APIs: create only, never stored
+  for (const r of reviews) resources.push({ name: r.resource, singularName: r.kind.toLowerCase(), namespaced: r.namespaced, kind: r.kind, verbs: ['create'] });
   for (const k of [...served].sort((a, b) => a.plural.localeCompare(b.plural))) {
     resources.push({
       name: k.plural,

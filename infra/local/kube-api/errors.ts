@@ -119,3 +119,45 @@ export function statusForCode(code: number, message?: string, retryAfterSeconds?
   const headers = retryAfterSeconds !== undefined ? { 'Retry-After': String(retryAfterSeconds) } : undefined;
   return new StatusError(code, reason, message ?? MESSAGES[code] ?? `injected fault (${code})`, details, headers);
 }
+
+/** 401 Unauthorized (`apierrors.NewUnauthorized("Unauthorized")`): no credentials, or none that authenticate. */
+export function unauthorized(): StatusError {
+  return new StatusError(401, 'Unauthorized', 'Unauthorized');
+}
+
+/** What a 403 names: the request's authorization attributes. */
+export interface ForbiddenAttributes {
+  user: { username: string };
+  verb: string;
+  resourceRequest: boolean;
+  path: string;
+  apiGroup: string;
+  namespace: string;
+  resource: string;
+  subresource: string;
+  name: string;
+}
+
+/** `responsewriters.forbiddenMessage`. */
+export function forbiddenMessage(a: ForbiddenAttributes): string {
+  const user = JSON.stringify(a.user.username);
+  if (!a.resourceRequest) return `User ${user} cannot ${a.verb} path ${JSON.stringify(a.path)}`;
+  const resource = a.subresource ? `${a.resource}/${a.subresource}` : a.resource;
+  const scope = a.namespace ? `in the namespace ${JSON.stringify(a.namespace)}` : 'at the cluster scope';
+  return `User ${user} cannot ${a.verb} resource ${JSON.stringify(resource)} in API group ${JSON.stringify(a.apiGroup)} ${scope}`;
+}
+
+/**
+ * 403 Forbidden as the apiserver's authorization filter writes it (`responsewriters.Forbidden` →
+ * `apierrors.NewForbidden(groupResource, name, ...)`): `persistentvolumes "pv1" is forbidden: User "x" cannot
+ * update resource "persistentvolumes/status" in API group "" at the cluster scope`, the authorizer's reason
+ * after a colon when it gave one; a non-resource request is `forbidden: User "x" cannot get path "/foo"`.
+ */
+export function forbidden(a: ForbiddenAttributes, reason = ''): StatusError {
+  const text = forbiddenMessage(a).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  const err = reason ? `${text}: ${reason}` : text;
+  if (!a.resourceRequest || (a.resource === '' && a.apiGroup === '')) return new StatusError(403, 'Forbidden', `forbidden: ${err}`, {});
+  const qualified = a.apiGroup ? `${a.resource}.${a.apiGroup}` : a.resource;
+  const message = a.name ? `${qualified} ${JSON.stringify(a.name)} is forbidden: ${err}` : `${qualified} is forbidden: ${err}`;
+  return new StatusError(403, 'Forbidden', message, { ...(a.name ? { name: a.name } : {}), ...(a.apiGroup ? { group: a.apiGroup } : {}), kind: a.resource });
+}

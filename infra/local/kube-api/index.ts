@@ -12,11 +12,14 @@ import { FaultInjector, RequestCounter } from './faults.ts';
 import { createHttpServer } from './server.ts';
 import { loadDataFile, persistTo } from './persistence.ts';
 import { TokenIssuer } from './tokens.ts';
+import { ApiAuth, type AuthOptions } from './auth/index.ts';
+import { makeServingCertificate } from './tls.ts';
 
 export { MemoryStore } from './store.ts';
 export { FaultInjector, RequestCounter } from './faults.ts';
 export { TokenIssuer, TokenError, TOKEN_ISSUER, type TokenIdentity } from './tokens.ts';
 export type { FaultSpec, Verb } from './faults.ts';
+export { ApiAuth, ADMIN_USER, formatTokenFile, parseTokenFile, type AuthOptions, type StaticToken, type UserInfo } from './auth/index.ts';
 
 /** Options of {@link startKubeApi}. */
 export interface KubeApiOptions {
@@ -42,6 +45,16 @@ export interface KubeApiOptions {
   bookmarkIntervalMs?: number;
   /** A watcher with more unsent bytes than this is closed (default 16 MiB). */
   maxWatchBufferBytes?: number;
+  /**
+   * Authenticate bearer tokens (static token file, ServiceAccount tokens) and authorize with RBAC (default:
+   * off — every request is allowed, as `npm run kube-api` runs). See `auth/`.
+   */
+  auth?: AuthOptions;
+  /**
+   * Serve HTTPS with a self-signed certificate made at start (default: on exactly when `auth` is given —
+   * kubectl sends credentials only over https). The kubeconfigs carry the certificate as their CA.
+   */
+  tls?: boolean;
 }
 
 /** A running emulator. */
@@ -53,17 +66,24 @@ export interface KubeApi {
   requests: RequestCounter;
   /** Issues and verifies the ServiceAccount tokens of `serviceaccounts/<name>/token` (`tokens.verify(token, store)`). */
   tokens: TokenIssuer;
-  /** A kubeconfig (YAML) pointing at this emulator over plain http with an empty user. */
-  kubeconfig(): string;
-  writeKubeconfig(path: string): Promise<void>;
+  /** Authentication and authorization when `auth` was given (`adminToken`: a `system:masters` token). */
+  auth?: ApiAuth;
+  /** The serving certificate (PEM) when serving https; clients trust it as their CA. */
+  caCert?: string;
+  /**
+   * A kubeconfig (YAML) pointing at this emulator over plain http: with `token`, or — when authentication is
+   * on — the admin token; else with an empty user.
+   */
+  kubeconfig(token?: string): string;
+  writeKubeconfig(path: string, token?: string): Promise<void>;
   stop(): Promise<void>;
 }
 
 /** The namespaces every cluster has. */
 export const SEEDED_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 
-/** The kubeconfig for a server URL. */
-export function kubeconfigFor(url: string): string {
+/** The kubeconfig for a server URL, with a bearer token and the server's CA certificate (PEM) when given. */
+export function kubeconfigFor(url: string, token?: string, caCert?: string): string {
   return [
     'apiVersion: v1',
     'kind: Config',
@@ -71,7 +91,7 @@ export function kubeconfigFor(url: string): string {
     '- name: kube-api-emulator',
     '  cluster:',
     `    server: ${url}`,
-    '    insecure-skip-tls-verify: true',
+    caCert ? `    certificate-authority-data: ${Buffer.from(caCert).toString('base64')}` : '    insecure-skip-tls-verify: true',
     'contexts:',
     '- name: kube-api-emulator',
     '  context:',
@@ -82,7 +102,7 @@ export function kubeconfigFor(url: string): string {
     'preferences: {}',
     'users:',
     '- name: kube-api-emulator',
-    '  user: {}',
+    token ? `  user:\n    token: ${JSON.stringify(token)}` : '  user: {}',
     '',
   ].join('\n');
 }
@@ -106,6 +126,9 @@ export async function startKubeApi(options: KubeApiOptions = {}): Promise<KubeAp
       store.createObject('/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
     }
   }
+  // before anything runs: a bad token file fails the start with nothing to stop
+  const tokens = new TokenIssuer();
+  const auth = options.auth ? new ApiAuth(options.auth, store, tokens) : undefined;
   const stopPersisting = options.dataFile ? persistTo(store, options.dataFile) : undefined;
   const disabled = new Set(options.disableControllers ?? []);
   const running = controllers.filter((c) => !disabled.has(c.name));
@@ -113,18 +136,18 @@ export async function startKubeApi(options: KubeApiOptions = {}): Promise<KubeAp
 
   const faults = new FaultInjector();
   const requests = new RequestCounter();
-  const tokens = new TokenIssuer();
   const openWatches = new Set<ServerResponse>();
+  const host = options.host ?? '127.0.0.1';
+  const tls = (options.tls ?? auth !== undefined) ? makeServingCertificate([host]) : undefined;
   const server: Server = createHttpServer({
-    store, faults, requests, tokens,
+    store, faults, requests, tokens, ...(auth ? { auth } : {}),
     watch: { bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000, maxBufferedBytes: options.maxWatchBufferBytes ?? 16 * 1024 * 1024, open: openWatches },
-  });
+  }, tls);
   const sockets = new Set<Socket>();
   server.on('connection', (s) => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
-  const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, host, () => {
@@ -133,12 +156,12 @@ export async function startKubeApi(options: KubeApiOptions = {}): Promise<KubeAp
     });
   });
   const port = (server.address() as AddressInfo).port;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const url = `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
   let stopped: Promise<void> | undefined;
   return {
-    url, port, store, faults, requests, tokens,
-    kubeconfig: () => kubeconfigFor(url),
-    writeKubeconfig: (path) => writeFile(path, kubeconfigFor(url)),
+    url, port, store, faults, requests, tokens, ...(auth ? { auth } : {}), ...(tls ? { caCert: tls.cert } : {}),
+    kubeconfig: (token) => kubeconfigFor(url, token ?? auth?.adminToken, tls?.cert),
+    writeKubeconfig: (path, token) => writeFile(path, kubeconfigFor(url, token ?? auth?.adminToken, tls?.cert), { mode: 0o600 }),
     stop() {
       stopped ??= (async () => {
         for (const c of running) {
@@ -153,6 +176,7 @@ export async function startKubeApi(options: KubeApiOptions = {}): Promise<KubeAp
         server.closeIdleConnections();
         setTimeout(() => { for (const s of sockets) s.destroy(); }, 100).unref();
         await closed;
+        auth?.close();
         stopPersisting?.();
       })();
       return stopped;

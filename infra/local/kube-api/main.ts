@@ -1,6 +1,9 @@
 /**
- * `npm run kube-api -- --port <n> [--watch-history <n>] [--service-cidr <cidr>] [--data <file>]`:
+ * `npm run kube-api -- --port <n> [--watch-history <n>] [--service-cidr <cidr>] [--data <file>]
+ * [--token-auth-file <csv>] [--authorization-mode AlwaysAllow|RBAC] [--anonymous-auth] [--write-kubeconfig <file>]`:
  * prints `kube-api listening on http://127.0.0.1:<port>` once it accepts requests; exits 0 on SIGINT/SIGTERM.
+ * Authentication is off (every request allowed) unless `--token-auth-file` or `--authorization-mode` is given;
+ * `--write-kubeconfig` writes a kubeconfig for it (with the admin token when authentication is on).
  */
 import { parseArgs } from 'node:util';
 import { startKubeApi } from './index.ts';
@@ -12,6 +15,10 @@ const { values } = parseArgs({
     'watch-history': { type: 'string' },
     'service-cidr': { type: 'string' },
     data: { type: 'string' },
+    'token-auth-file': { type: 'string' },
+    'authorization-mode': { type: 'string' },
+    'anonymous-auth': { type: 'boolean', default: false },
+    'write-kubeconfig': { type: 'string' },
   },
   strict: true,
 });
@@ -27,13 +34,28 @@ if (history !== undefined && (!Number.isInteger(history) || history < 1)) {
   process.exit(2);
 }
 
+const mode = values['authorization-mode'];
+if (mode !== undefined && mode !== 'RBAC' && mode !== 'AlwaysAllow') {
+  process.stderr.write(`kube-api: invalid --authorization-mode ${mode} (RBAC or AlwaysAllow)\n`);
+  process.exit(2);
+}
+const authOn = values['token-auth-file'] !== undefined || mode !== undefined;
+
 const api = await startKubeApi({
   port,
   host: values.host,
   ...(history !== undefined ? { watchHistory: history } : {}),
   ...(values['service-cidr'] ? { serviceCidr: values['service-cidr'] } : {}),
   ...(values.data ? { dataFile: values.data } : {}),
+  ...(authOn ? {
+    auth: {
+      ...(values['token-auth-file'] ? { tokenAuthFile: values['token-auth-file'] } : {}),
+      authorizationMode: mode ?? 'RBAC',
+      anonymous: values['anonymous-auth'],
+    },
+  } : {}),
 });
+if (values['write-kubeconfig']) await api.writeKubeconfig(values['write-kubeconfig']);
 process.stdout.write(`kube-api listening on ${api.url}\n`);
 
 let stopping = false;

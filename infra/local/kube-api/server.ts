@@ -3,10 +3,11 @@
  * answers errors as metav1.Status, serves discovery, Tables, watches and the `/_emulator` test hooks.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { StatusError } from './types.ts';
 import type { DeleteOptions, KindSpec, KubeObject } from './types.ts';
-import { badRequest, invalid, methodNotAllowed, notFound, pathNotFound, qualifiedResource } from './errors.ts';
+import { badRequest, forbidden, invalid, methodNotAllowed, notFound, pathNotFound, qualifiedResource, unauthorized } from './errors.ts';
 import { apiGroupList, apiResourceList, apiVersions, openApiV2, versionInfo } from './discovery.ts';
 import { FaultInjector, RequestCounter, type FaultSpec, type Verb } from './faults.ts';
 import { invalidListOptions, listObjects } from './list.ts';
@@ -18,6 +19,11 @@ import { serveWatch, type WatchSettings } from './watch.ts';
 import { bodyFormatOf, negotiateOutput, type OutputFormat } from './negotiate.ts';
 import { decodeObject, encodeList, encodeObject, messageFor, PROTOBUF_MEDIA_TYPE, ProtobufDecodeError } from './protobuf/codec.ts';
 import { boundResourceOf, DEFAULT_EXPIRATION_SECONDS, TOKEN_ISSUER, type TokenIssuer } from './tokens.ts';
+import { UNSECURED_USER, type ApiAuth } from './auth/index.ts';
+import { impersonate, wantsImpersonation } from './auth/impersonation.ts';
+import { requestInfoOf } from './auth/request-info.ts';
+import { answerReview, REVIEW_RESOURCES } from './auth/reviews.ts';
+import type { UserInfo } from './auth/user.ts';
 
 /** What the HTTP layer is built from. */
 export interface HttpContext {
@@ -26,6 +32,8 @@ export interface HttpContext {
   requests: RequestCounter;
   watch: WatchSettings;
   tokens: TokenIssuer;
+  /** Authentication and authorization; absent: every request is allowed (as `system:unsecured`). */
+  auth?: ApiAuth;
 }
 
 /** A parsed resource path. */
@@ -248,6 +256,7 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
   const kinds = [...ctx.store.kinds.values()];
 
   if (segments[0] === '_emulator') return emulatorRoute(ctx, method, segments, req, res);
+  const user = authenticateAndAuthorize(ctx, req, method, url);
   if (segments[0] === 'version' && segments.length === 1) return method === 'GET' ? sendJson(res, 200, versionInfo()) : sendError(res, methodNotAllowed());
   if (url.pathname === '/openid/v1/jwks' && method === 'GET') return sendJson(res, 200, ctx.tokens.jwks());
   if (url.pathname === '/.well-known/openid-configuration' && method === 'GET') {
@@ -296,6 +305,7 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
     if (!doc) throw pathNotFound();
     return sendJson(res, 200, doc);
   }
+  if (version === 'v1' && REVIEW_RESOURCES.some((r) => r.group === group)) return reviewRoute(ctx, user, group, rest, method, req, res);
 
   const route = resolveRoute(ctx.store, group, version, rest);
   const verb = verbOf(method, route, q);
@@ -475,6 +485,52 @@ async function patchRoute(ctx: HttpContext, route: ResourceRoute, req: IncomingM
   writeResponse(res, 200, r.object, r.warnings, format);
 }
 
+/**
+ * The authentication and authorization filters (`WithAuthentication`, `WithImpersonation`,
+ * `WithAuthorization`): 401 without a credential that authenticates, 403 with upstream's message when the
+ * authorizer does not allow the request; the user the request runs as otherwise.
+ */
+function authenticateAndAuthorize(ctx: HttpContext, req: IncomingMessage, method: string, url: URL): UserInfo {
+  const auth = ctx.auth;
+  if (!auth) return UNSECURED_USER;
+  const authn = auth.authenticator.authenticate(req.headers.authorization);
+  if ('unauthorized' in authn) throw unauthorized();
+  let user = authn.user;
+  if (wantsImpersonation(req.headers)) user = impersonate(req.headers, user, (a) => auth.authorize(a), forbidden);
+  let path = url.pathname;
+  try {
+    path = decodeURIComponent(path);
+  } catch {
+    // the router answers 400 for it
+  }
+  const attrs = { user, ...requestInfoOf(method, path, url.searchParams) };
+  const decision = auth.authorize(attrs);
+  if (!decision.allowed) throw forbidden(attrs, decision.reason);
+  return user;
+}
+
+/** `POST` of a review (`SelfSubjectAccessReview`, `SubjectAccessReview`, `SelfSubjectRulesReview`, `SelfSubjectReview`, `TokenReview`). */
+async function reviewRoute(ctx: HttpContext, user: UserInfo, group: string, rest: string[], method: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  let namespace: string | undefined;
+  let resource = rest[0];
+  if (rest[0] === 'namespaces' && rest.length === 3) [, namespace, resource] = rest;
+  else if (rest.length !== 1) throw pathNotFound();
+  const served = REVIEW_RESOURCES.find((r) => r.group === group && r.resource === resource && r.namespaced === (namespace !== undefined));
+  if (!served) throw pathNotFound();
+  if (method !== 'POST') throw methodNotAllowed();
+  const format = negotiateOutput(req.headers.accept, { protobuf: true, table: false });
+  const body = decodeBody(await readBody(req), req.headers['content-type'], served.kind, true);
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest(`${served.kind} in version "v1" cannot be handled as a ${served.kind}: the body must be an object`);
+  const auth = ctx.auth;
+  const out = answerReview({
+    user,
+    authorize: (a) => (auth ? auth.authorize(a) : { allowed: true, reason: '' }),
+    rulesFor: (u, ns) => (auth ? auth.rulesFor(u, ns) : { rules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }, { verbs: ['*'], nonResourceURLs: ['*'] }], errors: [] }),
+    authenticateToken: (t) => auth?.authenticator.authenticateToken(t),
+  }, group, resource, body as Record<string, unknown>, namespace);
+  sendObject(res, 201, out, format === 'table' ? 'json' : format);
+}
+
 /** Largest `spec.expirationSeconds` of a TokenRequest (2^32 s). */
 const MAX_TOKEN_SECONDS = 2 ** 32;
 
@@ -613,8 +669,9 @@ async function emulatorRoute(ctx: HttpContext, method: string, segments: string[
   throw methodNotAllowed();
 }
 
-/** Creates (does not start) the HTTP server. */
-export function createHttpServer(ctx: HttpContext): Server {
-  const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, createHandler(ctx));
-  return server;
+/** Creates (does not start) the HTTP server; HTTPS with `tls` (a PEM key and certificate). */
+export function createHttpServer(ctx: HttpContext, tls?: { key: string; cert: string }): Server {
+  const options = { keepAliveTimeout: 65_000, requestTimeout: 0 };
+  if (tls) return createHttpsServer({ ...options, key: tls.key, cert: tls.cert }, createHandler(ctx)) as unknown as Server;
+  return createServer(options, createHandler(ctx));
 }

@@ -62,6 +62,8 @@ export class TokenIssuer {
   readonly #privateKey: KeyObject;
   readonly #publicKey: KeyObject;
   readonly keyId: string;
+  /** Tokens whose signature already checked out (bounded): the signature is verified once per token. */
+  readonly #verified = new Set<string>();
 
   constructor() {
     const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
@@ -101,8 +103,13 @@ export class TokenIssuer {
       throw new TokenError('malformed token');
     }
     if (header.alg !== 'ES256' || header.kid !== this.keyId) throw new TokenError('token not signed by this issuer');
-    const ok = verify('sha256', Buffer.from(`${parts[0]}.${parts[1]}`), { key: this.#publicKey, dsaEncoding: 'ieee-p1363' }, Buffer.from(parts[2], 'base64url'));
-    if (!ok || claims.iss !== TOKEN_ISSUER) throw new TokenError('invalid signature');
+    if (!this.#verified.has(token)) {
+      const ok = verify('sha256', Buffer.from(`${parts[0]}.${parts[1]}`), { key: this.#publicKey, dsaEncoding: 'ieee-p1363' }, Buffer.from(parts[2], 'base64url'));
+      if (!ok) throw new TokenError('invalid signature');
+      if (this.#verified.size >= 10_000) this.#verified.clear();
+      this.#verified.add(token);
+    }
+    if (claims.iss !== TOKEN_ISSUER) throw new TokenError('invalid signature');
     const now = Math.floor((options.now ?? new Date()).getTime() / 1000);
     if (typeof claims.exp !== 'number' || now >= claims.exp) throw new TokenError('token has expired');
     if (typeof claims.nbf === 'number' && now < claims.nbf) throw new TokenError('token is not valid yet');

@@ -28,6 +28,8 @@ export interface FunctionWorkerOptions {
   memorySize?: number;
   /** The function's whole environment (becomes the worker's `process.env`). */
   env: Record<string, string>;
+  /** Receives what the function writes to stdout/stderr (its logs) instead of the host's streams. */
+  onOutput?: (stream: 'stdout' | 'stderr', text: string) => void;
 }
 
 /**
@@ -74,6 +76,7 @@ export class FunctionWorker {
   static async start(options: FunctionWorkerOptions): Promise<FunctionWorker> {
     const worker = new Worker(new URL('./function-host.ts', import.meta.url), {
       env: options.env,
+      ...(options.onOutput ? { stdout: true, stderr: true } : {}),
       workerData: {
         entry: options.entry,
         exportName: options.exportName,
@@ -82,6 +85,11 @@ export class FunctionWorker {
         memorySize: options.memorySize ?? 512,
       },
     });
+    if (options.onOutput) {
+      const out = options.onOutput;
+      worker.stdout.setEncoding('utf8').on('data', (text: string) => out('stdout', text));
+      worker.stderr.setEncoding('utf8').on('data', (text: string) => out('stderr', text));
+    }
     await new Promise<void>((resolve, reject) => {
       const onMessage = (m: { ready?: boolean }): void => {
         if (!m.ready) return;

@@ -39,6 +39,8 @@ import { resolveIntrinsics } from './intrinsics.ts';
 import { createResources, LOCAL_ACCOUNT_ID, type LocalQueue, type LocalResources } from './resources.ts';
 import { Scheduler, type ScheduledTarget } from './schedule.ts';
 import { seedLocalCluster } from './local-cluster.ts';
+import { applyShippedRbac, forwarderServiceAccount, manifestsDir, planIdentities, requestServiceAccountToken, tokenKubeconfig, type IdentityPlan } from './identities.ts';
+import type { KubeObject } from '../kube-api/types.ts';
 import { compileTemplate, type CfnTemplate } from './template.ts';
 import { readWiring, type FunctionDef, type Wiring } from './wiring.ts';
 
@@ -85,6 +87,12 @@ export interface StackOptions {
   kubeApi?: boolean;
   /** Options for `startKubeApi` (e.g. `{ watchHistory: 50 }`). */
   kubeApiOptions?: KubeApiOptions;
+  /**
+   * On the emulator, authenticate and authorize with RBAC (default true): `infra/k8s` RBAC applied as shipped,
+   * the forwarder on its ServiceAccount's token, each function as its EKS access entry maps it, the user's
+   * kubeconfig an admin one (identities.ts). `false`: every request is allowed, as before.
+   */
+  rbac?: boolean;
   /** Start the embedded storage control plane when its module exists (default true). */
   storageApi?: boolean;
   /**
@@ -106,6 +114,8 @@ export interface StackOptions {
   forwarderLogLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
   /** Extra environment for every function (e.g. `POWERTOOLS_LOG_LEVEL`), over the template's. */
   functionEnv?: Record<string, string>;
+  /** Receives the logs (stdout/stderr) of functions run from source, instead of the process's streams. */
+  functionOutput?: (functionName: string, stream: 'stdout' | 'stderr', text: string) => void;
   /** Arm the EventBridge schedules (default true). */
   schedules?: boolean;
   /** Divides schedule delays (tests). */
@@ -125,8 +135,13 @@ export interface StackOptions {
 export interface Stack {
   /** The emulator, when started. */
   kubeApi?: KubeApi;
-  /** The kubeconfig file the functions and forwarder use. */
+  /**
+   * The user's kubeconfig: an admin one on the emulator (`system:masters`); the given file against a real
+   * cluster (then also what the functions and the forwarder use).
+   */
   kubeconfigPath: string;
+  /** With RBAC on the emulator: who each component is, and its kubeconfig. */
+  identities?: StackIdentities;
   sqs: { endpoint: string; client: SQSClient };
   sns: { endpoint: string; client: SNSClient };
   dynamodb: { endpoint: string; client: DynamoDBClient; doc: DocumentClient };
@@ -152,6 +167,17 @@ export interface Stack {
   invoke(functionName: string, event: unknown): Promise<unknown>;
   stop(): Promise<void>;
 }
+
+/** The identities the local stack runs its components under (see identities.ts). */
+export interface StackIdentities {
+  admin: { username: string; kubeconfigPath: string };
+  forwarder?: { username: string; namespace: string; serviceAccount: string; kubeconfigPath: string };
+  /** Functions with an EKS access entry, by serverless.yml name. */
+  functions: Record<string, { username: string; groups: string[]; kubeconfigPath: string }>;
+}
+
+/** Lifetime of the forwarder's ServiceAccount token (a long-running `npm start` outlives the 1 h default). */
+const FORWARDER_TOKEN_SECONDS = 365 * 24 * 3600;
 
 /** Raised when the stack cannot be started as asked. */
 export class StackStartError extends Error {
@@ -250,16 +276,27 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 
     let kubeApi: KubeApi | undefined;
     let kubeconfigPath: string;
+    let plan: IdentityPlan | undefined;
+    let applied: KubeObject[] = [];
     if (options.kubeconfig) {
       kubeconfigPath = resolve(options.kubeconfig);
     } else {
       kubeconfigPath = join(stateDir, 'kubeconfig');
       if (options.kubeApi !== false) {
-        const { startKubeApi } = await import('../kube-api/index.ts');
-        kubeApi = await startKubeApi({ port: 0, ...options.kubeApiOptions });
+        const { startKubeApi, formatTokenFile } = await import('../kube-api/index.ts');
+        let auth: KubeApiOptions['auth'];
+        if (options.rbac !== false) {
+          const first = wiring.functions[0];
+          plan = planIdentities(wiring, first ? first.functionName.slice(0, -(first.name.length + 1)) : `claimflow-${stage}`);
+          const tokenAuthFile = join(stateDir, 'tokens.csv');
+          await writeFile(tokenAuthFile, formatTokenFile(plan.tokens), { mode: 0o600 });
+          auth = { tokenAuthFile, authorizationMode: 'RBAC' };
+        }
+        kubeApi = await startKubeApi({ port: 0, ...(auth ? { auth } : {}), ...options.kubeApiOptions });
         const api = kubeApi;
         onStop('kube-api', () => api.stop());
-        await api.writeKubeconfig(kubeconfigPath);
+        await api.writeKubeconfig(kubeconfigPath, plan?.admin.token);
+        if (plan && existsSync(manifestsDir(root))) applied = await applyShippedRbac(api.store, manifestsDir(root));
       }
     }
 
@@ -311,8 +348,21 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       KUBECONFIG: kubeconfigPath,
     };
     const functionEnv: Record<string, Record<string, string>> = {};
+    const identities: StackIdentities | undefined = plan && kubeApi ? { admin: { username: plan.admin.username, kubeconfigPath }, functions: {} } : undefined;
     for (const fn of wiring.functions) {
       const env = { ...stringEnv(resolveIntrinsics(fn.environment, ctx) as Record<string, unknown>), ...awsEnv };
+      if (identities && plan && kubeApi) {
+        // each function as its EKS access entry maps it; none without one (it does not reach the cluster)
+        const id = plan.functions.find((f) => f.function === fn.name);
+        if (id) {
+          const path = join(stateDir, `kubeconfig-${fn.name}`);
+          await writeFile(path, tokenKubeconfig(kubeApi.url, id.token, id.username, kubeApi.caCert), { mode: 0o600 });
+          env.KUBECONFIG = path;
+          identities.functions[fn.name] = { username: id.username, groups: id.groups, kubeconfigPath: path };
+        } else {
+          delete env.KUBECONFIG;
+        }
+      }
       if (storageApi) {
         env.STORAGE_API_URL = storageApi.url;
         env.STORAGE_API_USERNAME = STORAGE_API_CREDENTIALS.username;
@@ -355,6 +405,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
           ...Object.fromEntries(Object.entries(process.env).filter(([k, v]) => v !== undefined && !k.startsWith('AWS_')) as [string, string][]),
           ...functionEnv[def.name],
         },
+        ...(options.functionOutput ? { onOutput: (stream: 'stdout' | 'stderr', text: string) => options.functionOutput!(def.name, stream, text) } : {}),
       });
       onStop(`function ${def.name}`, () => worker.stop());
       workers.push(worker);
@@ -427,7 +478,20 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     if (options.withForwarder) {
       const { startForwarder } = await import('../../../lib/forwarder/forwarder.ts');
       const kubeConfig = new KubeConfig();
-      kubeConfig.loadFromFile(kubeconfigPath);
+      if (identities && kubeApi && applied.length > 0) {
+        // the forwarder's ServiceAccount token, as the kubelet requests it for the pod
+        const sa = forwarderServiceAccount(applied);
+        const admin = new KubeConfig();
+        admin.loadFromFile(kubeconfigPath);
+        const token = await requestServiceAccountToken(admin, sa.namespace, sa.name, FORWARDER_TOKEN_SECONDS);
+        const path = join(stateDir, 'kubeconfig-forwarder');
+        const username = `system:serviceaccount:${sa.namespace}:${sa.name}`;
+        await writeFile(path, tokenKubeconfig(kubeApi.url, token, username, kubeApi.caCert), { mode: 0o600 });
+        identities.forwarder = { username, namespace: sa.namespace, serviceAccount: sa.name, kubeconfigPath: path };
+        kubeConfig.loadFromFile(path);
+      } else {
+        kubeConfig.loadFromFile(kubeconfigPath);
+      }
       forwarder = await startForwarder({
         cluster: env.CLUSTER_ID,
         kubeConfig,
@@ -476,6 +540,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     return {
       kubeApi,
       kubeconfigPath,
+      ...(identities ? { identities } : {}),
       sqs: { endpoint: sqsEndpoint, client: sqs },
       sns: { endpoint: sqsEndpoint, client: sns },
       dynamodb: { endpoint: dynamoEndpoint, client: dynamodb, doc },

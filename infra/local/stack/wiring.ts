@@ -60,6 +60,14 @@ export interface FunctionDef {
   memorySize: number;
   /** Environment variables, intrinsics unresolved. */
   environment: Record<string, unknown>;
+  /** Logical id of the function's IAM role (`Role: !GetAtt <Role>.Arn`), when it has its own. */
+  role?: string;
+  /**
+   * The Kubernetes groups the function's role maps to through its EKS access entry
+   * (`AWS::EKS::AccessEntry` with `PrincipalArn` = the role); undefined when it has none (it does not
+   * talk to the cluster).
+   */
+  kubernetesGroups?: string[];
 }
 
 export interface EventSourceSpec {
@@ -114,6 +122,15 @@ export function referencedId(value: unknown): string {
 
 const bool = (v: unknown, fallback: boolean): boolean => (v === undefined ? fallback : v === true || v === 'true');
 
+/** The logical id a role reference points at, or undefined (a literal ARN). */
+function roleOf(value: unknown): string | undefined {
+  try {
+    return referencedId(value);
+  } catch {
+    return undefined;
+  }
+}
+
 function ofType(template: CfnTemplate, type: string): [string, CfnResource][] {
   return Object.entries(template.Resources).filter(([, r]) => r.Type === type);
 }
@@ -139,7 +156,15 @@ export function readWiring(template: CfnTemplate): Wiring {
       timeoutSeconds: Number(p.Timeout ?? 6),
       memorySize: Number(p.MemorySize ?? 1024),
       environment: { ...(p.Environment?.Variables ?? {}) },
+      ...(roleOf(p.Role) ? { role: roleOf(p.Role) } : {}),
     });
+  }
+  // EKS access entries (whatever their Condition: locally every one applies)
+  for (const [, r] of ofType(template, 'AWS::EKS::AccessEntry')) {
+    const role = roleOf(r.Properties?.PrincipalArn);
+    for (const fn of functionsById.values()) {
+      if (role !== undefined && fn.role === role) fn.kubernetesGroups = [...(fn.kubernetesGroups ?? []), ...((r.Properties?.KubernetesGroups ?? []) as string[])];
+    }
   }
   const fnName = (value: unknown): string => {
     const id = referencedId(value);

@@ -214,7 +214,8 @@ export class StorageOSTransport {
       operation,
     );
     const text = await response.text();
-    if (!response.ok) throw mapApiError(response.status, errorMessage(text, response.statusText), operation);
+    // a server that echoes the request must not put the password into an error message
+    if (!response.ok) throw mapApiError(response.status, redact(errorMessage(text, response.statusText), this.#password), operation);
     const token = bearerToken(response.headers.get('authorization'));
     if (token === undefined) throw new StorageError(`${operation}: no auth token in the response's Authorization header`);
     this.#token = token;
@@ -292,6 +293,11 @@ function parseBody(text: string, operation: string): unknown {
   } catch (err) {
     throw new StorageError(`${operation}: response body is not JSON`, { cause: err });
   }
+}
+
+/** `text` with every occurrence of `secret` replaced. */
+function redact(text: string, secret: string): string {
+  return secret.length >= 3 ? text.split(secret).join('[REDACTED]') : text;
 }
 
 function errorMessage(text: string, fallback: string): string {

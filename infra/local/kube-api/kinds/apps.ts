@@ -50,7 +50,7 @@ export function formatLabelSelector(selector: Record<string, any> | undefined): 
 }
 
 /** Whether a LabelSelector matches a label set. */
-function selectorMatches(selector: Record<string, any>, labels: Record<string, string>): boolean {
+export function selectorMatches(selector: Record<string, any>, labels: Record<string, string>): boolean {
   for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (labels[k] !== v) return false;
   for (const e of selector.matchExpressions ?? []) {
     const has = Object.hasOwn(labels, e.key);

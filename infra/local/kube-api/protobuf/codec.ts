@@ -391,6 +391,7 @@ const PACKAGE_OF_GROUP: Record<string, string> = {
   apps: 'apps',
   'rbac.authorization.k8s.io': 'rbac',
   'authentication.k8s.io': 'authn',
+  'authorization.k8s.io': 'authz',
   'storage.k8s.io': 'storage',
   'coordination.k8s.io': 'coord',
   'events.k8s.io': 'events',

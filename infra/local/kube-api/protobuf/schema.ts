@@ -54,6 +54,38 @@ export const MESSAGES: Readonly<Record<string, string>> = {
     'audiences:1:[]string boundObjectRef:3:authn.BoundObjectReference expirationSeconds:4:int64? ' +
     'attestations:5:{}authn.AttestationValue',
   'authn.TokenRequestStatus': 'token:1:string! expirationTimestamp:2:Time',
+  'authn.SelfSubjectReview': 'metadata:1:meta.ObjectMeta status:2:authn.SelfSubjectReviewStatus',
+  'authn.SelfSubjectReviewStatus': 'userInfo:1:authn.UserInfo',
+  'authn.TokenReview': 'metadata:1:meta.ObjectMeta spec:2:authn.TokenReviewSpec status:3:authn.TokenReviewStatus',
+  'authn.TokenReviewSpec': 'token:1:string audiences:2:[]string',
+  'authn.TokenReviewStatus': 'authenticated:1:bool user:2:authn.UserInfo error:3:string audiences:4:[]string',
+  'authn.UserInfo': 'username:1:string uid:2:string groups:3:[]string extra:4:{}authn.ExtraValue',
+  'authn.ExtraValue': '=items:1:[]string',
+
+  // authorization.k8s.io/v1 (`k8s.io/api/authorization/v1`): the access and rules reviews.
+  'authz.ExtraValue': '=items:1:[]string',
+  'authz.FieldSelectorAttributes': 'rawSelector:1:string requirements:2:[]authz.FieldSelectorRequirement',
+  'authz.FieldSelectorRequirement': 'key:1:string! operator:2:string! values:3:[]string',
+  'authz.LabelSelectorAttributes': 'rawSelector:1:string requirements:2:[]meta.LabelSelectorRequirement',
+  'authz.LocalSubjectAccessReview': 'metadata:1:meta.ObjectMeta spec:2:authz.SubjectAccessReviewSpec status:3:authz.SubjectAccessReviewStatus',
+  'authz.NonResourceAttributes': 'path:1:string verb:2:string',
+  'authz.NonResourceRule': 'verbs:1:[]string! nonResourceURLs:2:[]string',
+  'authz.ResourceAttributes':
+    'namespace:1:string verb:2:string group:3:string version:4:string resource:5:string subresource:6:string ' +
+    'name:7:string fieldSelector:8:authz.FieldSelectorAttributes? labelSelector:9:authz.LabelSelectorAttributes?',
+  'authz.ResourceRule': 'verbs:1:[]string! apiGroups:2:[]string resources:3:[]string resourceNames:4:[]string',
+  'authz.SelfSubjectAccessReview': 'metadata:1:meta.ObjectMeta spec:2:authz.SelfSubjectAccessReviewSpec status:3:authz.SubjectAccessReviewStatus',
+  'authz.SelfSubjectAccessReviewSpec': 'resourceAttributes:1:authz.ResourceAttributes? nonResourceAttributes:2:authz.NonResourceAttributes?',
+  'authz.SelfSubjectRulesReview': 'metadata:1:meta.ObjectMeta spec:2:authz.SelfSubjectRulesReviewSpec status:3:authz.SubjectRulesReviewStatus',
+  'authz.SelfSubjectRulesReviewSpec': 'namespace:1:string',
+  'authz.SubjectAccessReview': 'metadata:1:meta.ObjectMeta spec:2:authz.SubjectAccessReviewSpec status:3:authz.SubjectAccessReviewStatus',
+  'authz.SubjectAccessReviewSpec':
+    'resourceAttributes:1:authz.ResourceAttributes? nonResourceAttributes:2:authz.NonResourceAttributes? ' +
+    'user:3:string groups:4:[]string extra:5:{}authz.ExtraValue uid:6:string',
+  'authz.SubjectAccessReviewStatus': 'allowed:1:bool! denied:4:bool reason:2:string evaluationError:3:string',
+  'authz.SubjectRulesReviewStatus':
+    'resourceRules:1:[]authz.ResourceRule! nonResourceRules:2:[]authz.NonResourceRule! incomplete:3:bool! ' +
+    'evaluationError:4:string',
 
   'coord.Lease': 'metadata:1:meta.ObjectMeta spec:2:coord.LeaseSpec',
   'coord.LeaseList': 'metadata:1:meta.ListMeta items:2:[]coord.Lease',
