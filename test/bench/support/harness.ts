@@ -283,6 +283,8 @@ export class BenchStack {
     const stack = await startTestStack({
       withForwarder: false,
       storageApi: options.storageApi ?? false,
+      // BENCH_RBAC=off: the emulator without authentication, RBAC and TLS (to compare with builds before them)
+      rbac: process.env.BENCH_RBAC !== 'off',
       functions: Object.fromEntries(options.functions.map((fn) => [fn, (event: SQSEvent, context: Context) => handlers[fn]!.handler(event, context)])),
     });
     try {
