@@ -26,7 +26,7 @@ import {
   getClaimClass, inProgressSuperseded, isProvisioningCandidate, resolveClaim, storeMessages, volumeName, type ClaimOutcome, type CoreConfig,
 } from './claim.ts';
 import { EventReason } from './constants.ts';
-import { KubeWriter } from './kube-writer.ts';
+import { KubeWriter, PROVISIONER_WRITER } from './kube-writer.ts';
 import { emitObservations } from './metrics.ts';
 import type { PersistentVolume, PersistentVolumeClaim, StorageClass } from './objects.ts';
 import { coreConfig, createProvisionedPVBackoff, DEFAULTS, timeMarginMsFromEnv, type ProvisionerOptions } from './options.ts';
@@ -59,7 +59,7 @@ export interface ProvisionerControllerDeps {
 }
 
 /** The controller's name: its backoff records, metrics dimension and REQUEUE address. */
-export const CONTROLLER_NAME = 'provisioner';
+export const CONTROLLER_NAME = PROVISIONER_WRITER;
 
 /** Requeue delay when another invocation holds the claim's provisioning lease. */
 const LEASE_BUSY_REQUEUE_MS = 5_000;
