@@ -158,6 +158,7 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
   const stopLeading = async (flush: boolean) => {
     if (!leading) return;
     leading = false;
+    metrics.isLeader.set(0); // with the flag, so the gauge never reports a leader that has stopped
     const stopping = reflectors;
     reflectors = [];
     const current = publisher;
@@ -168,7 +169,6 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
     await Promise.all(stopping.map((r) => r.stop()));
     await current?.stop({ flush, timeoutMs: options.shutdownFlushMs });
     await beating?.stop();
-    metrics.isLeader.set(0);
     logger.info('stopped leading', { cluster: options.cluster, flushed: flush });
   };
 
