@@ -2,9 +2,10 @@
  * What the CLI operates on: one stage's queues, tables and clients, found either
  *
  * - **locally**, from the local stack's `stack.json` (written by `npm start` in `.local/`): the fauxqs and
- *   dynalite endpoints, the stage (`local` unless the file says otherwise) and the region (`eu-west-1`
- *   unless the file or `--region` says otherwise); queues are looked up by name, tables follow
- *   serverless.yml's names; or
+ *   dynalite endpoints — or the AWS-compatible endpoint `npm start -- --aws-endpoint URL` used, or, with
+ *   `awsEndpoint: "aws"`, a real account's region through the SDK's default credential chain — the stage
+ *   (`local` unless the file says otherwise) and the region (`eu-west-1` unless the file or `--region` says
+ *   otherwise); queues are looked up by name, tables follow serverless.yml's names; or
  * - **on AWS**, from the stage's CloudFormation stack (`<service>-<stage>`, or `--stack-name`): its
  *   resources give the queue URLs (a queue's physical id) and table names, its outputs the API budget
  *   (`KubeApiQps`, `KubeApiBurst`). Credentials and region come from the SDK's default chain.
@@ -92,11 +93,16 @@ export async function resolveTarget(options: TargetOptions = {}): Promise<Target
 }
 
 interface StackFile {
-  sqs?: string;
-  dynamodb?: string;
+  sqs?: string | null;
+  dynamodb?: string | null;
   region?: string;
   stage?: string;
+  /** The endpoint `npm start -- --aws-endpoint` used: a URL, or `aws` (real AWS, default credentials). */
+  awsEndpoint?: string | null;
 }
+
+/** `awsEndpoint` of a stack running on a real account. */
+const REAL_AWS = 'aws';
 
 /** The local stack from its `stack.json`. */
 export async function resolveLocalTarget(options: TargetOptions = {}): Promise<Target> {
@@ -112,25 +118,27 @@ export async function resolveLocalTarget(options: TargetOptions = {}): Promise<T
         : `cannot read ${file}: ${(error as Error).message}`,
     );
   }
-  if (!stack.sqs || !stack.dynamodb) throw new TargetError(`${file} names no sqs and dynamodb endpoints`);
+  const realAws = stack.awsEndpoint === REAL_AWS;
+  if (!realAws && (!stack.sqs || !stack.dynamodb)) throw new TargetError(`${file} names no sqs and dynamodb endpoints`);
   const region = options.region ?? stack.region ?? DEFAULT_LOCAL_REGION;
   const stage = options.stage ?? stack.stage ?? 'local';
-  const config = { region, credentials: LOCAL_CREDENTIALS };
-  const sqs = options.clients?.sqs ?? createSqsClient({ ...config, endpoint: stack.sqs });
-  const doc = options.clients?.doc ?? createDocumentClient({ ...config, endpoint: stack.dynamodb });
+  // on real AWS: the region's endpoints and the default credential chain, as the stack itself used
+  const sqs = options.clients?.sqs ?? (realAws ? createSqsClient({ region }, options.env ?? process.env) : createSqsClient({ region, credentials: LOCAL_CREDENTIALS, endpoint: stack.sqs! }));
+  const doc = options.clients?.doc ?? (realAws ? createDocumentClient({ region }) : createDocumentClient({ region, credentials: LOCAL_CREDENTIALS, endpoint: stack.dynamodb! }));
   const close = () => {
     if (!options.clients?.sqs) sqs.destroy();
     if (!options.clients?.doc) doc.destroy();
   };
   try {
-    const endpoint = stack.sqs.replace(/\/$/, '');
+    const endpoint = realAws ? undefined : stack.sqs!.replace(/\/$/, '');
+    const where = endpoint ?? `AWS (${region})`;
     const urlOf = async (name: string): Promise<string> => {
       try {
         const { QueueUrl } = await sqs.send(new GetQueueUrlCommand({ QueueName: name }));
         // fauxqs answers with a virtual host that may not resolve; address the queue path-style on the endpoint
-        return `${endpoint}${new URL(QueueUrl!).pathname}`;
+        return endpoint ? `${endpoint}${new URL(QueueUrl!).pathname}` : QueueUrl!;
       } catch (error) {
-        throw new TargetError(`queue ${name} not found on ${stack.sqs} (region ${region}): is the stack running? (${(error as Error).message})`, { cause: error });
+        throw new TargetError(`queue ${name} not found on ${where} (region ${region}): is the stack running? (${(error as Error).message})`, { cause: error });
       }
     };
     const queues: ControllerQueues[] = [];
@@ -140,12 +148,13 @@ export async function resolveLocalTarget(options: TargetOptions = {}): Promise<T
     }
     return {
       mode: 'local',
-      description: `local stack ${file} (stage ${stage}, ${region})`,
+      description: `local stack ${file}${stack.awsEndpoint ? ` on ${where}` : ''} (stage ${stage}, ${region})`,
       stage,
       region,
       sqs,
       doc,
-      fauxqsEndpoint: endpoint,
+      // only the embedded fauxqs has its inspection API for sure; status asks any other endpoint and falls back to unknown
+      ...(endpoint ? { fauxqsEndpoint: endpoint } : {}),
       tables: tableNamesOf(SERVICE, stage),
       queues,
       budget: { qps: options.qps ?? KCM_CLIENT_DEFAULTS.qps, burst: options.burst ?? KCM_CLIENT_DEFAULTS.burst },

@@ -86,7 +86,8 @@ describe('local stack', () => {
     assert.equal(stack.env.CLUSTER_ID, 'local');
     assert.equal(stack.functionEnv.binder.DLQ_URL, stack.queues.BinderDlq.url);
     const json = JSON.parse(await readFile(join(stateDir, 'stack.json'), 'utf8'));
-    assert.deepEqual(Object.keys(json).sort(), ['dynamodb', 'kubeApi', 'kubeconfig', 'sns', 'sqs', 'storageApi']);
+    assert.deepEqual(Object.keys(json).sort(), ['awsEndpoint', 'dynamodb', 'kubeApi', 'kubeconfig', 'region', 'sns', 'sqs', 'stage', 'storageApi']);
+    assert.deepEqual([json.stage, json.region, json.awsEndpoint], ['local', 'eu-west-1', null], 'the CLI reads the stage and region from it');
     assert.equal(json.kubeApi, stack.kubeApi!.url);
     assert.match(await readFile(json.kubeconfig, 'utf8'), new RegExp(stack.kubeApi!.url));
   });

@@ -36,7 +36,9 @@ import { SqsEventSource, invokeWithTimeout, type BatchOutcome, type SqsHandler }
 import { FunctionWorker } from './function-worker.ts';
 import { NODE_ID_ANNOTATION, STORAGEOS_DRIVER } from '../../../lib/label-sync/predicate.ts';
 import { resolveIntrinsics } from './intrinsics.ts';
-import { createResources, LOCAL_ACCOUNT_ID, type LocalQueue, type LocalResources } from './resources.ts';
+import { createResources, type LocalQueue, type LocalResources } from './resources.ts';
+import { forgetCluster } from './cluster-state.ts';
+import { checkParams, knownParams, ParamError } from './params.ts';
 import { Scheduler, type ScheduledTarget } from './schedule.ts';
 import { seedLocalCluster } from './local-cluster.ts';
 import { applyShippedRbac, forwarderServiceAccount, manifestsDir, planIdentities, requestServiceAccountToken, tokenKubeconfig, type IdentityPlan } from './identities.ts';
@@ -68,6 +70,26 @@ export const STORAGE_API_CREDENTIALS = { username: 'storageos', password: 'stora
 /** Static credentials the stand-ins accept. */
 export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
 
+/** `awsEndpoint` meaning a real account: no endpoint override, the default credential chain. */
+export const REAL_AWS = 'aws';
+
+/** Host variables a function keeps on real AWS: how the default credential chain finds credentials. */
+const CREDENTIAL_CHAIN_ENV = /^AWS_(PROFILE|ACCESS_KEY_ID|SECRET_ACCESS_KEY|SESSION_TOKEN|CONFIG_FILE|SHARED_CREDENTIALS_FILE|SDK_LOAD_CONFIG|ROLE_ARN|ROLE_SESSION_NAME|WEB_IDENTITY_TOKEN_FILE|CONTAINER_CREDENTIALS_FULL_URI|CONTAINER_CREDENTIALS_RELATIVE_URI|CONTAINER_AUTHORIZATION_TOKEN|EC2_METADATA_DISABLED|STS_REGIONAL_ENDPOINTS)$/;
+
+/** `awsEndpoint` checked: `aws`, or an http(s) URL without a trailing slash. */
+function parseAwsEndpoint(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (value === REAL_AWS) return REAL_AWS;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new StackStartError(`awsEndpoint ${JSON.stringify(value)}: expected an http(s) URL (e.g. http://localhost:4566) or "${REAL_AWS}" for a real account`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new StackStartError(`awsEndpoint ${value}: expected an http(s) URL`);
+  return value.replace(/\/+$/, '');
+}
+
 export interface StackOptions {
   /** Project root (serverless.yml, functions/). */
   root?: string;
@@ -76,6 +98,16 @@ export interface StackOptions {
   /** Stage parameters over serverless.yml's `params` (e.g. `{ resyncSchedule: 'rate(5 minutes)' }`). */
   params?: Record<string, string>;
   region?: string;
+  /**
+   * Where SQS, SNS and DynamoDB are. Absent: the embedded fauxqs and dynalite, fresh at every start. A URL
+   * (`http://localhost:4566`, LocalStack's edge port): that AWS-compatible endpoint serves all three, with
+   * the static credentials `local`/`local`. `aws` ({@link REAL_AWS}): no endpoint override, the SDK's default
+   * credential chain and `region` — a real account. Either way the topic, queues, subscriptions and tables
+   * are ensured there (created when missing, reused when present, never deleted, see resources.ts), and on
+   * the emulator (a new cluster at every start) the previous run's state of the same cluster id is
+   * forgotten (cluster-state.ts).
+   */
+  awsEndpoint?: string;
   /**
    * Handlers by serverless.yml function name, run in process: only these functions run. Without it,
    * every function whose `functions/<name>.ts` exists runs from source in its own worker thread.
@@ -147,7 +179,10 @@ export interface Stack {
   dynamodb: { endpoint: string; client: DynamoDBClient; doc: DocumentClient };
   /** The embedded control plane: URL, fault injection, state (volumes, nodes) and request counts. */
   storageApi?: Pick<StorageApiHandle, 'url' | 'faults' | 'state' | 'requests' | 'auth'>;
-  fauxqs: FauxqsServer;
+  /** The embedded SQS/SNS stand-in; absent with `awsEndpoint`. */
+  fauxqs?: FauxqsServer;
+  /** `awsEndpoint` as given (a URL, or `aws`); absent on the embedded stand-ins. */
+  awsEndpoint?: string;
   template: CfnTemplate;
   wiring: Wiring;
   resources: LocalResources;
@@ -241,6 +276,15 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   };
 
   try {
+    const awsEndpoint = parseAwsEndpoint(options.awsEndpoint);
+    if (options.params) {
+      try {
+        checkParams(options.params, await knownParams(root));
+      } catch (error) {
+        if (error instanceof ParamError) throw new StackStartError(error.message, { cause: error });
+        throw error;
+      }
+    }
     const template = await compileTemplate({ root, stage, region, params: options.params });
     const wiring = readWiring(template);
 
@@ -248,25 +292,41 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     await mkdir(stateDir, { recursive: true });
     if (!options.stateDir) onStop('state dir', () => rm(stateDir, { recursive: true, force: true }));
 
-    // --- stand-ins
-    const fauxqs = await startFauxqs({ port: 0, logger: false, defaultRegion: region });
-    onStop('fauxqs', () => fauxqs.stop());
-    const sqsEndpoint = `http://127.0.0.1:${fauxqs.port}`;
-    const dynalite = await startDynalite();
-    onStop(
-      'dynalite',
-      () =>
-        new Promise<void>((ok) => {
-          dynalite.closeAllConnections?.();
-          dynalite.close(() => ok());
-        }),
-    );
-    const dynamoEndpoint = `http://127.0.0.1:${(dynalite.address() as AddressInfo).port}`;
-    const clientConfig = { region, credentials: LOCAL_CREDENTIALS };
-    const sqs = new SQSClient({ ...clientConfig, endpoint: sqsEndpoint });
-    const sns = new SNSClient({ ...clientConfig, endpoint: sqsEndpoint });
-    const dynamodb = new DynamoDBClient({ ...clientConfig, endpoint: dynamoEndpoint });
-    const doc = createDocumentClient({ ...clientConfig, endpoint: dynamoEndpoint });
+    // --- SQS/SNS/DynamoDB: the stand-ins, or the endpoint given (undefined endpoint: real AWS)
+    let fauxqs: FauxqsServer | undefined;
+    let sqsEndpoint: string | undefined;
+    let dynamoEndpoint: string | undefined;
+    if (awsEndpoint === undefined) {
+      const q = await startFauxqs({ port: 0, logger: false, defaultRegion: region });
+      fauxqs = q;
+      onStop('fauxqs', () => q.stop());
+      sqsEndpoint = `http://127.0.0.1:${q.port}`;
+      const dynalite = await startDynalite();
+      onStop(
+        'dynalite',
+        () =>
+          new Promise<void>((ok) => {
+            dynalite.closeAllConnections?.();
+            dynalite.close(() => ok());
+          }),
+      );
+      dynamoEndpoint = `http://127.0.0.1:${(dynalite.address() as AddressInfo).port}`;
+    } else if (awsEndpoint !== REAL_AWS) {
+      sqsEndpoint = awsEndpoint;
+      dynamoEndpoint = awsEndpoint;
+    }
+    const realAws = awsEndpoint === REAL_AWS;
+    const clientConfig = realAws ? { region } : { region, credentials: LOCAL_CREDENTIALS };
+    const sqs = new SQSClient({ ...clientConfig, ...(sqsEndpoint ? { endpoint: sqsEndpoint } : {}) });
+    const sns = new SNSClient({ ...clientConfig, ...(sqsEndpoint ? { endpoint: sqsEndpoint } : {}) });
+    const dynamodb = new DynamoDBClient({ ...clientConfig, ...(dynamoEndpoint ? { endpoint: dynamoEndpoint } : {}) });
+    const doc = createDocumentClient({ ...clientConfig, ...(dynamoEndpoint ? { endpoint: dynamoEndpoint } : {}) });
+    /** What the stack reports as each service's endpoint (on real AWS, the region's). */
+    const shown = {
+      sqs: sqsEndpoint ?? `https://sqs.${region}.amazonaws.com`,
+      sns: sqsEndpoint ?? `https://sns.${region}.amazonaws.com`,
+      dynamodb: dynamoEndpoint ?? `https://dynamodb.${region}.amazonaws.com`,
+    };
     onStop('aws clients', async () => {
       sqs.destroy();
       sns.destroy();
@@ -335,16 +395,30 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     }
 
     // --- resources from the template
-    const resources = await createResources(wiring, { sqs, sns, dynamodb, region, sqsEndpoint });
-    const ctx = { resources: resources.physical, region, accountId: LOCAL_ACCOUNT_ID };
+    const resources = await createResources(wiring, {
+      sqs,
+      sns,
+      dynamodb,
+      region,
+      sqsEndpoint,
+      // on an endpoint that outlives the stack, as a deploy would: SNS may deliver to the queues, TTL on
+      queuePolicies: awsEndpoint !== undefined,
+      timeToLive: awsEndpoint !== undefined,
+      warn,
+    });
+    const ctx = { resources: resources.physical, region, accountId: resources.accountId };
     const awsEnv: Record<string, string> = {
       AWS_REGION: region,
       AWS_DEFAULT_REGION: region,
-      AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
-      AWS_ENDPOINT_URL_SQS: sqsEndpoint,
-      AWS_ENDPOINT_URL_SNS: sqsEndpoint,
-      AWS_ENDPOINT_URL_DYNAMODB: dynamoEndpoint,
+      ...(realAws
+        ? {}
+        : {
+            AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
+            AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+            AWS_ENDPOINT_URL_SQS: sqsEndpoint!,
+            AWS_ENDPOINT_URL_SNS: sqsEndpoint!,
+            AWS_ENDPOINT_URL_DYNAMODB: dynamoEndpoint!,
+          }),
       KUBECONFIG: kubeconfigPath,
     };
     const functionEnv: Record<string, Record<string, string>> = {};
@@ -379,6 +453,11 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     );
     const tableOf = (envName: string): string => env[envName] ?? '';
     const topic = [...resources.topics.values()][0];
+    if (awsEndpoint !== undefined && kubeApi && env.CLUSTER_ID) {
+      // the emulator is a new cluster: its id's state from an earlier run on these tables would shadow it
+      const forgotten = await forgetCluster(doc, { cache: tableOf('CACHE_TABLE'), control: tableOf('CONTROL_TABLE') }, env.CLUSTER_ID);
+      if (forgotten > 0) warn(`cluster ${env.CLUSTER_ID}: forgot ${forgotten} items of an earlier emulator run on ${awsEndpoint}`);
+    }
 
     // --- functions
     const handlers = new Map<string, { def: FunctionDef; handler: LambdaHandler }>();
@@ -400,9 +479,12 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         functionName: def.functionName,
         region,
         memorySize: def.memorySize,
-        // the host's environment minus its AWS settings (no real credentials or profiles leak in)
+        // the host's environment minus its AWS settings (no real credentials or profiles leak in), except on
+        // real AWS, where the functions find credentials as the host does (the default chain, refreshed)
         env: {
-          ...Object.fromEntries(Object.entries(process.env).filter(([k, v]) => v !== undefined && !k.startsWith('AWS_')) as [string, string][]),
+          ...Object.fromEntries(
+            Object.entries(process.env).filter(([k, v]) => v !== undefined && (!k.startsWith('AWS_') || (realAws && CREDENTIAL_CHAIN_ENV.test(k)))) as [string, string][],
+          ),
           ...functionEnv[def.name],
         },
         ...(options.functionOutput ? { onOutput: (stream: 'stdout' | 'stderr', text: string) => options.functionOutput!(def.name, stream, text) } : {}),
@@ -530,10 +612,14 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     const stackJson = {
       kubeconfig: kubeconfigPath,
       kubeApi: kubeApi?.url ?? null,
-      sqs: sqsEndpoint,
-      sns: sqsEndpoint,
-      dynamodb: dynamoEndpoint,
+      // null on real AWS: clients use the region's endpoints and the default credential chain
+      sqs: sqsEndpoint ?? null,
+      sns: sqsEndpoint ?? null,
+      dynamodb: dynamoEndpoint ?? null,
       storageApi: storageApi?.url ?? null,
+      stage,
+      region,
+      awsEndpoint: awsEndpoint ?? null,
     };
     await writeFile(join(stateDir, 'stack.json'), `${JSON.stringify(stackJson, null, 2)}\n`);
 
@@ -541,9 +627,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       kubeApi,
       kubeconfigPath,
       ...(identities ? { identities } : {}),
-      sqs: { endpoint: sqsEndpoint, client: sqs },
-      sns: { endpoint: sqsEndpoint, client: sns },
-      dynamodb: { endpoint: dynamoEndpoint, client: dynamodb, doc },
+      sqs: { endpoint: shown.sqs, client: sqs },
+      sns: { endpoint: shown.sns, client: sns },
+      dynamodb: { endpoint: shown.dynamodb, client: dynamodb, doc },
       storageApi: storageApi && {
         url: storageApi.url,
         faults: storageApi.faults,
@@ -551,7 +637,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         requests: storageApi.requests,
         auth: storageApi.auth,
       },
-      fauxqs,
+      ...(fauxqs ? { fauxqs } : {}),
+      ...(awsEndpoint ? { awsEndpoint } : {}),
       template,
       wiring,
       resources,
