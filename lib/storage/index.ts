@@ -10,3 +10,4 @@ export { StorageOSClient, toNode, toVolume, type StorageOSClientOptions } from '
 export { StorageOSTransport, normalizeEndpoint, bearerToken, type StorageOSTransportOptions, type RequestOptions, type RequestEvent } from './storageos/transport.ts';
 export { DEFAULT_BACKOFF, type BackoffOptions } from './storageos/backoff.ts';
 export { createStorageClientFromEnv } from './storageos/from-env.ts';
+export { parseClusterStorage, runWithStorageCluster, storageCluster, routeByCluster, ClusterStorageConfigError, type ClusterStorageEndpoint } from './clusters.ts';

@@ -6,6 +6,7 @@
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { ENV } from '../../runtime/reconcile.ts';
 import { SecretCredentialsSource, STORAGE_API_SECRET_ARN, type StorageCredentials, type StorageCredentialsSource } from '../credentials.ts';
+import { parseClusterStorage, routeByCluster } from '../clusters.ts';
 import { StorageError, UnauthorizedError } from '../errors.ts';
 import type { CallOptions } from '../types.ts';
 import { StorageOSClient } from './client.ts';
@@ -135,13 +136,39 @@ export interface StorageClientFromEnvOptions extends Partial<StorageOSTransportO
  * re-read when a login is rejected); otherwise from `STORAGE_API_USERNAME`/`STORAGE_API_PASSWORD`,
  * defaulting to `storageos`/`storageos` (the local control plane's defaults). Explicit `username` and
  * `password` in `overrides` win over both.
+ *
+ * When `CLUSTERS` gives some cluster a `storage` endpoint (`../clusters.ts`), the client routes each call
+ * made inside `runWithStorageCluster(cluster, …)` to that cluster's control plane (its own credentials,
+ * else the ones above); other calls go to `STORAGE_API_URL`, which may then be unset (such a call fails
+ * with a {@link StorageError}).
  */
 export function createStorageClientFromEnv(
   env: Record<string, string | undefined> = process.env,
   overrides: StorageClientFromEnvOptions = {},
 ): StorageOSClient {
+  const perCluster = parseClusterStorage(env[ENV.clusters]);
   const endpoint = env[ENV.storageApiUrl];
-  if (endpoint === undefined || endpoint === '') throw new StorageError(`${ENV.storageApiUrl} is not set`);
+  const hasDefault = endpoint !== undefined && endpoint !== '';
+  if (Object.keys(perCluster).length === 0) {
+    if (!hasDefault) throw new StorageError(`${ENV.storageApiUrl} is not set`);
+    return clientFor(endpoint, env, overrides);
+  }
+  const fallback = hasDefault ? clientFor(endpoint, env, overrides) : unconfiguredClient();
+  return routeByCluster(fallback, (cluster) => {
+    const entry = perCluster[cluster];
+    if (entry === undefined) return undefined;
+    const own = {
+      ...env,
+      [STORAGE_API_SECRET_ARN]: entry.secretArn ?? (entry.username !== undefined ? undefined : env[STORAGE_API_SECRET_ARN]),
+      [ENV.storageApiUsername]: entry.username ?? env[ENV.storageApiUsername],
+      [ENV.storageApiPassword]: entry.password ?? env[ENV.storageApiPassword],
+    };
+    return clientFor(entry.url, own, overrides);
+  });
+}
+
+/** The single-endpoint client (the behaviour without per-cluster endpoints). */
+function clientFor(endpoint: string, env: Record<string, string | undefined>, overrides: StorageClientFromEnvOptions): StorageOSClient {
   const { secretsManager, ...transportOverrides } = overrides;
   const secretId = env[STORAGE_API_SECRET_ARN];
   if (secretId !== undefined && secretId !== '' && transportOverrides.username === undefined && transportOverrides.password === undefined) {
@@ -154,4 +181,12 @@ export function createStorageClientFromEnv(
     password: env[ENV.storageApiPassword] ?? 'storageos',
     ...transportOverrides,
   });
+}
+
+/** Stands for `STORAGE_API_URL` when only per-cluster endpoints are configured: every call fails. */
+function unconfiguredClient(): StorageOSClient {
+  const fail = (): never => {
+    throw new StorageError(`${ENV.storageApiUrl} is not set and the call was made outside a cluster with a CLUSTERS storage endpoint`);
+  };
+  return new Proxy({} as StorageOSClient, { get: (_t, prop) => (prop === 'then' ? undefined : () => Promise.resolve().then(fail)) });
 }

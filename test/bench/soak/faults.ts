@@ -1,0 +1,117 @@
+/**
+ * The soak's fault plan: faults drawn from the seed at random times in the fault window, overlapping, on
+ * either cluster. Each is applied by the harness through the stand-ins' own fault hooks:
+ * - Kubernetes API (the emulator's `faults.inject`): 409, 429 with Retry-After, 500, latency;
+ * - forwarder: SIGKILL and restart (watch streams cut mid-flight), the restart meeting 410 Gone on a
+ *   watch (so it relists);
+ * - function sandboxes killed mid-batch;
+ * - storage control plane (its `faults.add`): 5xx, dropped connections, the response lost after a volume
+ *   was created.
+ * SQS/SNS/DynamoDB faults need the fault proxy (infra/local/fault-proxy) in front of fauxqs/dynalite, which
+ * the stack cannot take yet (see the soak README).
+ */
+import type { FaultSpec, Verb } from '../../../infra/local/kube-api/faults.ts';
+import type { FaultRule } from '../../../infra/local/storage-api/faults.ts';
+import { Random } from './random.ts';
+
+export type FaultKind =
+  | 'api 409 Conflict'
+  | 'api 429 Retry-After'
+  | 'api 500'
+  | 'api latency'
+  | 'forwarder SIGKILL + restart'
+  | 'watch 410 Gone on restart'
+  | 'function killed mid-batch'
+  | 'storage 5xx'
+  | 'storage dropped connection'
+  | 'storage response lost after create';
+
+export interface PlannedFault {
+  atMs: number;
+  kind: FaultKind;
+  /** Index of the cluster (0 = A, 1 = B). */
+  cluster: number;
+  kube?: FaultSpec;
+  storage?: FaultRule;
+  /** Forwarder restart delay. */
+  downMs?: number;
+  /** Resource whose watch answers 410 on the restart. */
+  goneResource?: string;
+  function?: string;
+}
+
+const RESOURCES = ['persistentvolumes', 'persistentvolumeclaims', 'persistentvolumes/status', 'persistentvolumeclaims/status', 'nodes', 'services', 'endpoints', 'events'];
+const WRITE_VERBS: Verb[] = ['create', 'update', 'patch', 'delete'];
+const WATCHED = ['persistentvolumes', 'persistentvolumeclaims', 'nodes', 'storageclasses', 'volumeattachments'];
+
+export interface FaultPlanOptions {
+  seed: number;
+  windowMs: number;
+  /** Mean faults per second over both clusters. */
+  rate: number;
+  /** Functions that may be killed. */
+  killable: string[];
+  /** Kills only in the first part of the window (their messages return after the visibility timeout). */
+  killWindowMs: number;
+}
+
+/** The plan, sorted by time. */
+export function planFaults(options: FaultPlanOptions): PlannedFault[] {
+  const random = new Random(options.seed ^ 0x5eed);
+  const count = Math.max(1, Math.round((options.windowMs / 1000) * options.rate));
+  const faults: PlannedFault[] = [];
+  for (let i = 0; i < count; i++) {
+    const r = random.fork(i);
+    const cluster = r.int(0, 1);
+    const atMs = r.int(0, options.windowMs);
+    const kind = r.weighted<FaultKind>({
+      'api 409 Conflict': 3,
+      'api 429 Retry-After': 3,
+      'api 500': 3,
+      'api latency': 2,
+      'forwarder SIGKILL + restart': 1,
+      'watch 410 Gone on restart': 1,
+      'function killed mid-batch': options.killable.length > 0 ? 2 : 0,
+      'storage 5xx': 2,
+      'storage dropped connection': 1,
+      'storage response lost after create': 2,
+    });
+    const f: PlannedFault = { atMs, kind, cluster };
+    switch (kind) {
+      case 'api 409 Conflict':
+        f.kube = { verb: r.pick(['update', 'patch'] as Verb[]), resource: r.pick(RESOURCES.slice(0, 5)), count: r.int(1, 8), status: 409 };
+        break;
+      case 'api 429 Retry-After':
+        f.kube = { verb: r.pick([...WRITE_VERBS, 'get', 'list'] as Verb[]), resource: r.pick(RESOURCES), count: r.int(1, 10), status: 429, retryAfterSeconds: r.int(1, 3) };
+        break;
+      case 'api 500':
+        f.kube = { verb: r.pick([...WRITE_VERBS, 'get'] as Verb[]), resource: r.pick(RESOURCES), count: r.int(1, 8), status: 500 };
+        break;
+      case 'api latency':
+        f.kube = { verb: r.pick([...WRITE_VERBS, 'get', 'list'] as Verb[]), resource: r.pick(RESOURCES), count: r.int(5, 30), latencyMs: r.int(200, 2000) };
+        break;
+      case 'forwarder SIGKILL + restart':
+        f.downMs = r.int(500, 4000);
+        break;
+      case 'watch 410 Gone on restart':
+        f.downMs = r.int(200, 2000);
+        f.goneResource = r.pick(WATCHED);
+        break;
+      case 'function killed mid-batch':
+        f.function = r.pick(options.killable);
+        f.atMs = r.int(0, options.killWindowMs);
+        break;
+      case 'storage 5xx':
+        f.storage = { method: r.pick(['POST', 'DELETE', 'GET', 'PUT']), path: r.pick(['/v2/namespaces/*/volumes', '/v2/namespaces/*/volumes/*', '/v2/nodes', '/v2/nodes/*', '/v2/namespaces']), status: r.pick([500, 502, 503]), times: r.int(1, 6) };
+        break;
+      case 'storage dropped connection':
+        f.storage = { path: r.pick(['/v2/namespaces/*/volumes', '/v2/namespaces/*/volumes/*', '/v2/nodes', '/v2/nodes/*']), drop: true, times: r.int(1, 4) };
+        break;
+      case 'storage response lost after create':
+        f.storage = { method: 'POST', path: '/v2/namespaces/*/volumes', loseResponse: true, times: r.int(1, 3) };
+        break;
+    }
+    faults.push(f);
+  }
+  return faults.sort((a, b) => a.atMs - b.atMs);
+}
