@@ -29,6 +29,7 @@ import { GetMetricDataCommand, type MetricDataQuery } from '@aws-sdk/client-clou
 import type { HeartbeatRecord } from '../forwarder/heartbeat.ts';
 import { METRIC, METRICS_NAMESPACE } from '../runtime/observability.ts';
 import { keyState } from './backoff.ts';
+import { bucketTokens } from '../state/bucket.ts';
 import { readControlTable, type ControlSnapshot } from './control.ts';
 import { queueCounts } from './dlq.ts';
 import type { Target } from './target.ts';
@@ -153,7 +154,7 @@ function clusterStatuses(control: ControlSnapshot, target: Target, now: number):
     const { qps, burst } = target.budget;
     let budget: ClusterStatus['budget'] = null;
     if (bucket) {
-      const available = Math.min(burst, Number(bucket.tokens) + (Math.max(0, now - Number(bucket.updatedAt)) * qps) / 1000);
+      const available = bucketTokens(bucket, { qps, burst }, now);
       const paused = bucket.pausedUntil !== undefined && Number(bucket.pausedUntil) > now ? (Number(bucket.pausedUntil) - now) / 1000 : null;
       budget = { qps, burst, tokens: round(available), used: round(Math.max(0, 1 - available / burst)), pausedForSeconds: paused === null ? null : round(paused) };
     }

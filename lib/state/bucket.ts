@@ -3,13 +3,27 @@
  * every concurrent invocation, so serverless fan-out stays within what one kube-controller-manager would
  * send (client-go's flowcontrol token bucket with KCM's `--kube-api-qps=20 --kube-api-burst=30`).
  *
- * Each container takes a small slice of tokens at a time (one conditional write per slice, not per
- * request) and spends it locally; a slice is only good for {@link ApiBudgetOptions.sliceTtlMs}, so a
- * container that goes idle cannot hoard budget. A 429 pauses the whole cluster's bucket until the
- * server's Retry-After has passed.
+ * The bucket is kept as a *theoretical arrival time* (`tat`, the generic cell rate algorithm): every token
+ * is a slot `1000 / qps` ms long, `tat` is where the last reserved slot ends, and a slot may be used from
+ * its end minus the burst (`burst` slots ahead of time). A container reserves a few slots with one
+ * unconditional-in-effect `UpdateItem` (`SET tat = tat + n·slot`, no read first), learns from the value it
+ * wrote exactly when each of its slots may be used, and sleeps until then. So:
+ * - one DynamoDB write per slice, no polling while the bucket is empty and no lost races between
+ *   containers (the write is an arithmetic update, not a compare-and-swap on a value read before);
+ * - waiting is exact: a container knows its turn when it reserves; one that would have to wait past its
+ *   deadline (the Lambda's time left, or `maxWaitMs`) is refused before it reserves anything;
+ * - a reserved slot must be used within `sliceTtlMs` of its time (or of its reservation, for a slot of the
+ *   burst), else it lapses (a container that goes
+ *   idle cannot hoard budget). The burst is shrunk by `qps × (sliceTtlMs + marginMs)` so that lapse-free
+ *   late use and request latency can never push more than `qps + burst` requests into any one second at
+ *   the server.
+ * - Slices grow when a container uses all it reserved and halve when slots lapse (AIMD), between 1 and
+ *   `slice`.
+ * A 429 pauses the whole cluster until the server's Retry-After has passed and restarts it at the steady
+ * rate without a burst.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DocumentClient } from './client.ts';
 import { bucketPk } from './schema.ts';
 
@@ -39,18 +53,31 @@ export function withBudgetDeadline<T>(deadline: number, fn: () => T): T {
 /** The stored bucket. */
 export interface BucketRecord {
   pk: string;
-  /** Tokens left at `updatedAt` (fractional). */
-  tokens: number;
-  /** Epoch ms of the last refill. */
-  updatedAt: number;
+  /** Epoch ms where the last reserved slot ends (absent: never used, full). */
+  tat?: number;
   /** Epoch ms until which nobody may send (a 429's Retry-After). */
   pausedUntil?: number;
+  /** Tokens granted since the record was created (a counter, for operators and benches). */
+  granted?: number;
+}
+
+/** The stored bucket as {@link ApiBudget.read} returns it: with the tokens available at the time of reading. */
+export interface BucketState extends BucketRecord {
+  /** Tokens a request could take now (0 while reservations reach into the future). */
+  tokens: number;
+}
+
+/** Tokens available at `now` in a stored bucket of `qps`/`burst`. */
+export function bucketTokens(record: Pick<BucketRecord, 'tat'> | undefined, budget: { qps: number; burst: number }, now: number): number {
+  const tat = Number(record?.tat);
+  if (!Number.isFinite(tat)) return budget.burst;
+  return Math.max(0, Math.min(budget.burst, budget.burst - ((tat - now) * budget.qps) / 1000));
 }
 
 /** Waiting for budget took longer than the caller allowed. */
 export class BudgetTimeoutError extends Error {
   constructor(cluster: string, waitedMs: number) {
-    super(`no API budget for cluster ${cluster} within ${waitedMs} ms`);
+    super(`no API budget for cluster ${cluster} within ${Math.round(waitedMs)} ms`);
     this.name = 'BudgetTimeoutError';
   }
 }
@@ -62,10 +89,12 @@ export interface ApiBudgetOptions {
   cluster: string;
   qps?: number;
   burst?: number;
-  /** Tokens taken from the shared bucket at once (default 5, at most `burst`). */
+  /** Most tokens reserved at once (default 10, at most the effective burst). */
   slice?: number;
-  /** How long a local slice may be spent (default 1000 ms). */
+  /** How long after its time a reserved slot may still be used (default 250 ms). */
   sliceTtlMs?: number;
+  /** Request latency allowed for when shrinking the burst (default 100 ms). */
+  marginMs?: number;
   /** Give up waiting after this long (default 60 s). */
   maxWaitMs?: number;
   now?: () => number;
@@ -80,18 +109,27 @@ export class ApiBudget {
   readonly cluster: string;
   readonly qps: number;
   readonly burst: number;
+  /** The burst used for reservations: `burst − qps × (sliceTtlMs + marginMs)`, at least 1. */
+  readonly effectiveBurst: number;
   readonly #doc: DocumentClient;
   readonly #table: string;
-  readonly #slice: number;
+  readonly #maxSlice: number;
   readonly #sliceTtlMs: number;
   readonly #maxWaitMs: number;
+  readonly #slotMs: number;
   readonly #now: () => number;
   readonly #sleep: (ms: number) => Promise<void>;
-  #local = 0;
-  #localExpiresAt = 0;
+  /** Reserved slots not yet used, ascending: from when each may be used, and until when. */
+  #slots: Array<{ at: number; until: number }> = [];
+  /** Slice size for the next reservation (AIMD). */
+  #sliceSize = 2;
+  /** Calls of take() waiting for a slot. */
+  #waiting = 0;
+  /** `tat` as of our last write (chooses which update to try first). */
+  #lastTat: number | undefined;
   #pausedUntil = 0;
-  /** Serialises refills within the container. */
-  #refill: Promise<void> | undefined;
+  /** Serialises reservations within the container. */
+  #reserving: Promise<void> | undefined;
 
   constructor(options: ApiBudgetOptions) {
     this.cluster = options.cluster;
@@ -99,9 +137,12 @@ export class ApiBudget {
     this.burst = options.burst ?? KCM_CLIENT_DEFAULTS.burst;
     this.#doc = options.doc;
     this.#table = options.table;
-    this.#slice = Math.max(1, Math.min(options.slice ?? 5, Math.floor(this.burst)));
-    this.#sliceTtlMs = options.sliceTtlMs ?? 1000;
+    this.#sliceTtlMs = options.sliceTtlMs ?? 250;
+    this.effectiveBurst = Math.max(1, this.burst - (this.qps * (this.#sliceTtlMs + (options.marginMs ?? 100))) / 1000);
+    this.#maxSlice = Math.max(1, Math.min(options.slice ?? 10, Math.floor(this.effectiveBurst)));
+    this.#sliceSize = Math.min(this.#sliceSize, this.#maxSlice);
     this.#maxWaitMs = options.maxWaitMs ?? 60_000;
+    this.#slotMs = 1000 / this.qps;
     this.#now = options.now ?? Date.now;
     this.#sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
   }
@@ -109,109 +150,188 @@ export class ApiBudget {
   /** Waits until one request may be sent. */
   async take(): Promise<void> {
     const started = this.#now();
-    for (;;) {
-      const now = this.#now();
-      if (now < this.#pausedUntil) {
-        await this.#waitOrFail(started, this.#pausedUntil - now);
-        continue;
+    this.#waiting++;
+    try {
+      for (;;) {
+        const now = this.#now();
+        if (now < this.#pausedUntil) {
+          await this.#waitOrFail(started, this.#pausedUntil - now);
+          continue;
+        }
+        this.#dropLapsed(now);
+        const slot = this.#slots.shift();
+        if (slot !== undefined) {
+          const { at } = slot;
+          if (this.#slots.length === 0) this.#grow(); // the whole slice was used: take more next time
+          if (at > now) {
+            try {
+              await this.#waitOrFail(started, at - now);
+            } catch (error) {
+              this.#slots.unshift(slot); // still good for someone with more time
+              throw error;
+            }
+          }
+          return;
+        }
+        if (this.#reserving) {
+          // Someone else's reservation (and its deadline): whatever it yields, look again.
+          await this.#reserving;
+          continue;
+        }
+        const mine = this.#reserve(started);
+        this.#reserving = mine.then(
+          () => undefined,
+          () => undefined,
+        ).finally(() => (this.#reserving = undefined));
+        await mine;
       }
-      if (this.#local >= 1 && now < this.#localExpiresAt) {
-        this.#local -= 1;
-        return;
-      }
-      if (!this.#refill) this.#refill = this.#takeSlice().finally(() => (this.#refill = undefined));
-      const waitMs = await this.#refill.then(() => 0, (error: unknown) => {
-        if (error instanceof WaitSignal) return error.ms;
-        throw error;
-      });
-      if (waitMs > 0) await this.#waitOrFail(started, waitMs);
+    } finally {
+      this.#waiting--;
     }
   }
 
-  /** Records a 429: nobody in any container sends to this cluster for `ms`. */
+  /** Records a 429: nobody in any container sends to this cluster for `ms`, then at the steady rate. */
   async pause(ms: number): Promise<void> {
     const until = this.#now() + ms;
     this.#pausedUntil = Math.max(this.#pausedUntil, until);
-    this.#local = 0;
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const current = await this.read();
-      if (current?.pausedUntil !== undefined && current.pausedUntil >= until) return;
-      const next: BucketRecord = { ...(current ?? this.#full()), pausedUntil: until };
-      if (await this.#write(next, current)) return;
+    this.#slots = [];
+    // The first slot after the pause may be used at `until`, and the bucket refills from empty.
+    const tat = until + (this.effectiveBurst - 1) * this.#slotMs;
+    const key = { pk: bucketPk(this.cluster) };
+    try {
+      await this.#doc.send(
+        new UpdateCommand({
+          TableName: this.#table,
+          Key: key,
+          UpdateExpression: 'SET pausedUntil = :until, tat = :tat',
+          ConditionExpression: '(attribute_not_exists(pausedUntil) OR pausedUntil < :until) AND (attribute_not_exists(tat) OR tat < :tat)',
+          ExpressionAttributeValues: { ':until': until, ':tat': tat },
+        }),
+      );
+      return;
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+    }
+    try {
+      await this.#doc.send(
+        new UpdateCommand({
+          TableName: this.#table,
+          Key: key,
+          UpdateExpression: 'SET pausedUntil = :until',
+          ConditionExpression: 'attribute_not_exists(pausedUntil) OR pausedUntil < :until',
+          ExpressionAttributeValues: { ':until': until },
+        }),
+      );
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error; // a longer pause is already recorded
     }
   }
 
-  /** The stored record (consistent read). */
-  async read(): Promise<BucketRecord | undefined> {
+  /** The stored record (consistent read), with the tokens available now. */
+  async read(): Promise<BucketState | undefined> {
     const { Item } = await this.#doc.send(
       new GetCommand({ TableName: this.#table, Key: { pk: bucketPk(this.cluster) }, ConsistentRead: true }),
     );
-    return Item as BucketRecord | undefined;
+    if (!Item) return undefined;
+    return { ...(Item as BucketRecord), tokens: bucketTokens(Item as BucketRecord, this, this.#now()) };
   }
 
   async #waitOrFail(started: number, ms: number): Promise<void> {
     const now = this.#now();
-    const waited = now - started;
-    const deadline = deadlines.getStore();
-    if (waited + ms > this.#maxWaitMs || (deadline !== undefined && now + ms > deadline)) throw new BudgetTimeoutError(this.cluster, waited + ms);
+    if (ms > this.#allowedWait(started, now)) throw new BudgetTimeoutError(this.cluster, now - started + ms);
     await this.#sleep(ms);
   }
 
-  #full(): BucketRecord {
-    return { pk: bucketPk(this.cluster), tokens: this.burst, updatedAt: this.#now() };
+  /** How much longer a take() that started at `started` may wait. */
+  #allowedWait(started: number, now: number): number {
+    const deadline = deadlines.getStore();
+    const byMax = this.#maxWaitMs - (now - started);
+    return deadline === undefined ? byMax : Math.min(byMax, deadline - now);
   }
 
-  /** Takes up to one slice from the shared bucket into the local one, or throws a {@link WaitSignal}. */
-  async #takeSlice(): Promise<void> {
-    for (let attempt = 0; attempt < 10; attempt++) {
-      const current = await this.read();
+  /** Slots whose use-by time passed lapse; lapsing halves the next slice. */
+  #dropLapsed(now: number): void {
+    let lapsed = 0;
+    while (this.#slots.length > 0 && this.#slots[0].until < now) {
+      this.#slots.shift();
+      lapsed++;
+    }
+    if (lapsed > 0) this.#sliceSize = Math.max(1, Math.floor(this.#sliceSize / 2));
+  }
+
+  #grow(): void {
+    this.#sliceSize = Math.min(this.#maxSlice, this.#sliceSize * 2);
+  }
+
+  /**
+   * Reserves a slice: `n` slots after the bucket's `tat` (or after now, when the bucket has refilled), with
+   * one conditional UpdateItem; tries the other form when the bucket was not in the state guessed. Throws
+   * {@link BudgetTimeoutError} when the slots would come later than the caller may wait.
+   */
+  async #reserve(started: number): Promise<void> {
+    const n = Math.max(1, Math.min(this.#maxSlice, Math.max(this.#sliceSize, this.#waiting)));
+    const slot = this.#slotMs;
+    const burstAhead = this.effectiveBurst * slot;
+    for (let attempt = 0; attempt < 4; attempt++) {
       const now = this.#now();
-      if (current?.pausedUntil !== undefined && current.pausedUntil > now) {
-        this.#pausedUntil = current.pausedUntil;
-        throw new WaitSignal(current.pausedUntil - now);
-      }
-      const base = current ?? this.#full();
-      const elapsed = Math.max(0, now - base.updatedAt);
-      const available = Math.min(this.burst, base.tokens + (elapsed * this.qps) / 1000);
-      if (available < 1) throw new WaitSignal(Math.ceil(((1 - available) * 1000) / this.qps));
-      const granted = Math.min(this.#slice, Math.floor(available));
-      const next: BucketRecord = { pk: base.pk, tokens: available - granted, updatedAt: now };
-      if (await this.#write(next, current)) {
-        this.#local = granted;
-        this.#localExpiresAt = now + this.#sliceTtlMs;
+      const wait = this.#allowedWait(started, now);
+      if (wait < 0) throw new BudgetTimeoutError(this.cluster, now - started);
+      // `queued`: the bucket still has reservations ahead of now (the common case under load).
+      const queued = this.#lastTat !== undefined && this.#lastTat >= now;
+      for (const form of queued ? (['queued', 'refilled'] as const) : (['refilled', 'queued'] as const)) {
+        const written = await this.#update(form, n, now, now + wait + burstAhead - slot);
+        if (written === undefined) continue;
+        this.#lastTat = written.tat;
+        const base = written.tat - n * slot;
+        for (let k = 1; k <= n; k++) {
+          // A slot is taken from the bucket at its time, or now when that has passed (burst tokens).
+          const at = Math.max(now, base + k * slot - burstAhead);
+          this.#slots.push({ at, until: at + this.#sliceTtlMs });
+        }
+        if (written.pausedUntil !== undefined && written.pausedUntil > now) this.#pausedUntil = Math.max(this.#pausedUntil, written.pausedUntil);
         return;
       }
+      // Neither form applied: the bucket is booked beyond what we may wait for, or it changed between
+      // the two updates. A read tells which.
+      const current = await this.read();
+      const tat = Number(current?.tat);
+      const firstAt = Number.isFinite(tat) ? tat + slot - burstAhead : now;
+      if (firstAt - now > this.#allowedWait(started, this.#now())) {
+        this.#lastTat = tat;
+        throw new BudgetTimeoutError(this.cluster, firstAt - started);
+      }
     }
-    throw new WaitSignal(Math.ceil(1000 / this.qps));
+    throw new BudgetTimeoutError(this.cluster, this.#now() - started);
   }
 
-  /** Conditional on the version we read (`updatedAt`, `pausedUntil`); false when someone else wrote first. */
-  async #write(next: BucketRecord, previous: BucketRecord | undefined): Promise<boolean> {
+  /**
+   * `refilled`: the bucket is idle (`tat` before now or absent), so the slice starts now.
+   * `queued`: reservations reach past now; the slice goes after them, if its first slot is due by `horizon`.
+   * Returns the record as written, or undefined when the bucket was not in that state.
+   */
+  async #update(form: 'refilled' | 'queued', n: number, now: number, horizon: number): Promise<{ tat: number; pausedUntil?: number } | undefined> {
+    const common = { TableName: this.#table, Key: { pk: bucketPk(this.cluster) }, ReturnValues: 'ALL_NEW' as const };
     try {
-      await this.#doc.send(
-        new PutCommand({
-          TableName: this.#table,
-          Item: next,
-          ConditionExpression: previous
-            ? 'updatedAt = :u AND tokens = :t'
-            : 'attribute_not_exists(pk)',
-          ExpressionAttributeValues: previous ? { ':u': previous.updatedAt, ':t': previous.tokens } : undefined,
-        }),
+      const out = await this.#doc.send(
+        form === 'refilled'
+          ? new UpdateCommand({
+              ...common,
+              UpdateExpression: 'SET tat = :tat ADD granted :n',
+              ConditionExpression: 'attribute_not_exists(tat) OR tat < :now',
+              ExpressionAttributeValues: { ':tat': now + n * this.#slotMs, ':now': now, ':n': n },
+            })
+          : new UpdateCommand({
+              ...common,
+              UpdateExpression: 'SET tat = tat + :d ADD granted :n',
+              ConditionExpression: 'tat >= :now AND tat <= :horizon',
+              ExpressionAttributeValues: { ':d': n * this.#slotMs, ':now': now, ':horizon': horizon, ':n': n },
+            }),
       );
-      return true;
+      const written = out.Attributes as BucketRecord;
+      return { tat: Number(written.tat), ...(written.pausedUntil !== undefined ? { pausedUntil: Number(written.pausedUntil) } : {}) };
     } catch (error) {
-      if (isConditionFailure(error)) return false;
+      if (isConditionFailure(error)) return undefined;
       throw error;
     }
-  }
-}
-
-/** Internal: "no token now, try again in `ms`". */
-class WaitSignal extends Error {
-  readonly ms: number;
-  constructor(ms: number) {
-    super(`wait ${ms} ms`);
-    this.name = 'WaitSignal';
-    this.ms = Math.max(1, ms);
   }
 }

@@ -22,7 +22,7 @@
  * | `backoff#<controller>#<cluster>#<Kind>#<key>` | failures, nextAttemptAt (epoch ms), lastError, expiresAt; `dueShard`/`dueAt` while a retry is due |
  * | `lease#<name>` | holder, leaseUntil (epoch ms, the lease's expiry), fencing token; expiresAt (TTL, epoch s) a day after expiry or release |
  * | `sync#<cluster>#<Kind>` | forwarder bookmark `rv` (S) and `rvN` (N, the same value for the forward-only condition), `listComplete` (BOOL), listCompletedAt (see sync.ts) |
- * | `bucket#<cluster>` | API token bucket: tokens, updatedAt |
+ * | `bucket#<cluster>` | API token bucket (bucket.ts): `tat` (epoch ms where the last reserved slot ends), `pausedUntil`, `granted` (tokens granted, a counter) |
  * | `sv#<cluster>#<volumeId>` | shared-volume per-volume cache with expiry |
  * | `labelsync#<cluster>#<node>` | label-sync: the node state last handled (`storageos` BOOL, `labels` JSON), for the trigger predicate |
  * | `idem#...` | Powertools idempotency records |

@@ -148,7 +148,7 @@ describe('status on AWS: CloudFormation and CloudWatch', () => {
         };
       },
     };
-    await db.doc.send(new PutCommand({ TableName: db.tables.control, Item: { pk: 'bucket#prod', tokens: 10, updatedAt: now - 100, pausedUntil: now + 2000 } }));
+    await db.doc.send(new PutCommand({ TableName: db.tables.control, Item: { pk: 'bucket#prod', tat: now + 1700, pausedUntil: now + 2000 } }));
     const target: Target = await resolveAwsTarget({ stage: 'prod', region: 'eu-west-1', clients: { cloudformation: cloudformation('claimflow-prod') as any, sqs, doc: db.doc, cloudwatch: cloudwatch as any } });
     const report = await collectStatus(target, { now: () => now });
     const [query] = queries;

@@ -66,9 +66,10 @@ export function meterDynamo(client: MeteredClient, tally: Tally, prefix = '', op
         const consumed = (out.output as { ConsumedCapacity?: { CapacityUnits?: number } | Array<{ CapacityUnits?: number }> }).ConsumedCapacity;
         const units = [consumed ?? []].flat().reduce((n, c) => n + (c.CapacityUnits ?? 0), 0);
         tally.add(`${prefix}${read ? 'rru' : 'wru'}`, units);
-        const item = input.Item as { pk?: unknown; tokens?: unknown; updatedAt?: unknown } | undefined;
-        if (options.onBucketWrite && /^Put(Item)?Command$/.test(command) && typeof item?.pk === 'string' && item.pk.startsWith('bucket#')) {
-          options.onBucketWrite({ at: performance.now(), updatedAt: Number(item.updatedAt), tokens: Number(item.tokens) });
+        const key = input.Key as { pk?: unknown } | undefined;
+        const values = input.ExpressionAttributeValues as { ':n'?: unknown } | undefined;
+        if (options.onBucketWrite && /^Update(Item)?Command$/.test(command) && typeof key?.pk === 'string' && key.pk.startsWith('bucket#') && values?.[':n'] !== undefined) {
+          options.onBucketWrite({ at: performance.now(), granted: Number(values[':n']) });
         }
         return out;
       } catch (error) {
@@ -111,23 +112,8 @@ export function dynamoUse(input: Record<string, any>): string {
 export interface BucketWrite {
   /** `performance.now()` when it succeeded. */
   at: number;
-  /** The record written: epoch ms of the refill, tokens left after the grant. */
-  updatedAt: number;
-  tokens: number;
-}
-
-/**
- * Tokens each successful bucket write granted to a container: the bucket's writes are conditional on the
- * record they read, so in `updatedAt` order they form one chain; a write granted what the bucket held
- * after refilling since the previous write, minus what it left (a pause moves nothing).
- */
-export function bucketGrants(writes: readonly BucketWrite[], budget: { qps: number; burst: number }): Array<{ at: number; granted: number }> {
-  const chain = [...writes].sort((a, b) => a.updatedAt - b.updatedAt || a.at - b.at);
-  return chain.map((w, i) => {
-    const prev = chain[i - 1];
-    const available = prev ? Math.min(budget.burst, prev.tokens + ((w.updatedAt - prev.updatedAt) * budget.qps) / 1000) : budget.burst;
-    return { at: w.at, granted: Math.max(0, available - w.tokens) };
-  });
+  /** Tokens the reservation granted (its `:n`). */
+  granted: number;
 }
 
 /** The queue's name from its URL (`…/claimflow-local-binder.fifo` → `claimflow-local-binder.fifo`). */
