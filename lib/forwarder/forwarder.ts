@@ -15,6 +15,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { SNSClient } from '@aws-sdk/client-sns';
 import { ObjectCache } from '../state/cache.ts';
+import { createEventReview } from './review.ts';
 import type { DocumentClient } from '../state/client.ts';
 import type { TableNames } from '../state/schema.ts';
 import { SyncMarkers } from '../state/sync.ts';
@@ -110,6 +111,11 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
           metrics,
           onError: (err) => logger.warn('heartbeat failed', { error: (err as Error).message }),
         });
+  const review = createEventReview({
+    doc: options.doc,
+    table: options.tables.cache,
+    onOutcome: (event, outcome) => metrics.reviewed.inc({ kind: event.kind, outcome }),
+  });
   const newPublisher = () =>
     new EventPublisher({
       sns: options.sns,
@@ -120,6 +126,7 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
       retryMaxMs: options.publishRetryMaxMs,
       onProgress,
       onError: (err) => logger.warn('publish failed; retrying', { error: (err as Error).message }),
+      review,
     });
 
   let publisher: EventPublisher | undefined;

@@ -25,6 +25,8 @@ export class ForwarderMetrics {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     registers: [this.registry],
   });
+  /** Events the last look before publishing changed, by kind and outcome (own-write: tagged with its writer). See review.ts. */
+  readonly reviewed = new Counter({ name: 'claimflow_forwarder_reviewed_total', help: 'Events tagged with their writer by the review before publishing', labelNames: ['kind', 'outcome'], registers: [this.registry] });
   /** Watch restarts, by kind and reason (closed, silence, error, expired). */
   readonly watchRestarts = new Counter({ name: 'claimflow_forwarder_watch_restarts_total', help: 'Watch restarts', labelNames: ['kind', 'reason'], registers: [this.registry] });
   /** Full LISTs, by kind. */

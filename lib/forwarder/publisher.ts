@@ -23,6 +23,7 @@
 import { PublishBatchCommand, type PublishBatchRequestEntry, type SNSClient } from '@aws-sdk/client-sns';
 import { messageAttributes, messageDeduplicationId, messageGroupId, type ClusterEvent, type WatchedKind } from '../runtime/message.ts';
 import type { ForwarderMetrics } from './metrics.ts';
+import type { EventReview } from './review.ts';
 
 /** SNS caps a message, and a whole PublishBatch request, at 256 KiB. */
 export const SNS_MAX_BYTES = 262_144;
@@ -57,6 +58,8 @@ export interface PublisherOptions {
   retryMaxMs?: number;
   onProgress?: (progress: Progress) => Promise<void>;
   onError?: (err: unknown) => void;
+  /** A last look at each batch's events before it is sent (review.ts): retag or drop; a failure sends them as they are. */
+  review?: EventReview;
 }
 
 /** The JSON body of an event, without its object when that would exceed the SNS size limit. */
@@ -236,7 +239,7 @@ export class EventPublisher {
   }
 
   async #publish(items: PublishItem[], signal: AbortSignal): Promise<void> {
-    let pending = items.filter((item) => item.event);
+    let pending = await this.#review(items.filter((item) => item.event));
     let delay = this.#options.retryInitialMs ?? 100;
     while (pending.length > 0 && !signal.aborted) {
       const entries: PublishBatchRequestEntry[] = pending.map((item, index) => ({
@@ -277,6 +280,19 @@ export class EventPublisher {
         await sleep(delay / 2 + Math.random() * (delay / 2), signal);
         delay = Math.min(delay * 2, this.#options.retryMaxMs ?? 5000);
       }
+    }
+  }
+
+  /** The batch as the review leaves it (see {@link PublisherOptions.review}). */
+  async #review(items: PublishItem[]): Promise<PublishItem[]> {
+    const review = this.#options.review;
+    if (!review || items.length === 0) return items;
+    try {
+      const reviewed = await review(items.map((item) => item.event!));
+      return items.flatMap((item, index) => (reviewed[index] ? [{ ...item, event: reviewed[index] }] : []));
+    } catch (err) {
+      this.#options.onError?.(err);
+      return items;
     }
   }
 

@@ -196,7 +196,7 @@ export class ObjectCache {
       deleted: false,
       ...(options.writer ? { writer: options.writer } : {}),
       ...indexAttributes(cluster, kind, stored),
-    }, options.classify ?? true);
+    }, options.classify ?? true, Boolean(options.writer));
   }
 
   /**
@@ -252,15 +252,20 @@ export class ObjectCache {
     }
   }
 
-  async #write(cluster: string, kind: string, key: string, rv: number, attributes: Record<string, unknown>, classify: boolean): Promise<CachePutOutcome> {
+  /**
+   * `claim`: a controller's write-back also tags the same version when the forwarder cached it first
+   * (identical content; the forwarder reads the writer again before it publishes, see
+   * lib/forwarder/review.ts).
+   */
+  async #write(cluster: string, kind: string, key: string, rv: number, attributes: Record<string, unknown>, classify: boolean, claim = false): Promise<CachePutOutcome> {
     const pk = cachePk(cluster, kind);
     try {
       await this.#doc.send(
         new PutCommand({
           TableName: this.table,
           Item: { pk, sk: key, rv, ...attributes },
-          ConditionExpression: FORWARD_ONLY,
-          ExpressionAttributeNames: { '#rv': 'rv', '#deleted': 'deleted', '#expiresAt': 'expiresAt' },
+          ConditionExpression: claim ? `${FORWARD_ONLY} OR (#rv = :rv AND attribute_not_exists(#writer) AND #deleted <> :true)` : FORWARD_ONLY,
+          ExpressionAttributeNames: { '#rv': 'rv', '#deleted': 'deleted', '#expiresAt': 'expiresAt', ...(claim ? { '#writer': 'writer' } : {}) },
           ExpressionAttributeValues: { ':rv': rv, ':true': true, ':nowSeconds': Math.floor(this.#now() / 1000) },
         }),
       );

@@ -1,0 +1,78 @@
+/**
+ * The last look before publishing (lib/forwarder/review.ts), against dynalite: the race a controller's
+ * write-back loses to the forwarder's own cache write is won back before the event goes out.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { createEventReview, type ReviewOutcome } from '../../lib/forwarder/review.ts';
+import { MESSAGE_VERSION, type ClusterEvent } from '../../lib/runtime/message.ts';
+import { ObjectCache } from '../../lib/state/cache.ts';
+import { startDynalite, type Dynalite } from '../support/dynalite.ts';
+
+const pv = (name: string, rv: number) => ({ apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name, uid: `uid-${name}`, resourceVersion: String(rv) }, spec: {} });
+const event = (kind: ClusterEvent['kind'], key: string, rv: number, extra: Partial<ClusterEvent> = {}): ClusterEvent => ({
+  v: MESSAGE_VERSION,
+  cluster: 'c1',
+  kind,
+  type: 'MODIFIED',
+  key,
+  uid: `uid-${key}`,
+  resourceVersion: String(rv),
+  observedAt: new Date().toISOString(),
+  ...extra,
+});
+
+describe('forwarder review: retag own writes that lost the race', () => {
+  let db: Dynalite;
+  let cache: ObjectCache;
+  before(async () => {
+    db = await startDynalite();
+    cache = new ObjectCache(db.doc, db.tables.cache);
+  });
+  after(() => db.stop());
+
+  test('a write-back that lost the race to the forwarder still tags the version, and the review finds it', async () => {
+    assert.equal(await cache.put('c1', 'PersistentVolume', pv('raced', 5)), 'written', 'the forwarder cached it first');
+    assert.equal(await cache.put('c1', 'PersistentVolume', pv('raced', 5), { writer: 'binder', classify: false }), 'written', 'the write-back tags it');
+    assert.equal((await cache.putDetailed('c1', 'PersistentVolume', pv('raced', 5))).writer, 'binder');
+    // A write-back never overwrites another writer's tag, nor moves a version back.
+    assert.equal(await cache.put('c1', 'PersistentVolume', pv('raced', 5), { writer: 'provisioner', classify: false }), 'stale');
+    assert.equal(await cache.put('c1', 'PersistentVolume', pv('raced', 4), { writer: 'provisioner', classify: false }), 'stale');
+    assert.equal((await cache.putDetailed('c1', 'PersistentVolume', pv('raced', 5))).writer, 'binder');
+  });
+
+  test('the table of outcomes', async () => {
+    await cache.put('c1', 'PersistentVolume', pv('mine', 10), { writer: 'binder' });
+    await cache.put('c1', 'PersistentVolume', pv('user', 20));
+    await cache.put('c1', 'PersistentVolume', pv('moved-on', 31));
+    await cache.put('c1', 'PersistentVolume', pv('moved-on-by-binder', 41), { writer: 'binder' });
+    await cache.put('c1', 'PersistentVolume', pv('gone', 50));
+    await cache.remove('c1', 'PersistentVolume', pv('gone', 50), 51);
+    const outcomes: Array<[string, ReviewOutcome]> = [];
+    const review = createEventReview({ doc: db.doc, table: db.tables.cache, onOutcome: (e, o) => outcomes.push([e.key, o]) });
+    const cases: Array<{ name: string; in: ClusterEvent; out: ClusterEvent | undefined }> = [
+      { name: 'own write, same version', in: event('PersistentVolume', 'mine', 10), out: event('PersistentVolume', 'mine', 10, { writer: 'binder' }) },
+      { name: 'a user’s write', in: event('PersistentVolume', 'user', 20), out: event('PersistentVolume', 'user', 20) },
+      { name: 'a newer version is cached: every version is still delivered', in: event('PersistentVolume', 'moved-on', 30), out: event('PersistentVolume', 'moved-on', 30) },
+      { name: 'a newer version by a controller: kept (the writer must still see this one)', in: event('PersistentVolume', 'moved-on-by-binder', 40), out: event('PersistentVolume', 'moved-on-by-binder', 40) },
+      { name: 'superseded by a deletion: kept', in: event('PersistentVolume', 'gone', 50), out: event('PersistentVolume', 'gone', 50) },
+      { name: 'not cached', in: event('PersistentVolume', 'unknown', 60), out: event('PersistentVolume', 'unknown', 60) },
+      { name: 'DELETED is never reviewed', in: event('PersistentVolume', 'mine', 10, { type: 'DELETED' }), out: event('PersistentVolume', 'mine', 10, { type: 'DELETED' }) },
+      { name: 'REQUEUE is never reviewed', in: event('PersistentVolume', 'moved-on', 30, { type: 'REQUEUE' }), out: event('PersistentVolume', 'moved-on', 30, { type: 'REQUEUE' }) },
+      { name: 'already tagged', in: event('PersistentVolume', 'moved-on', 30, { writer: 'provisioner' }), out: event('PersistentVolume', 'moved-on', 30, { writer: 'provisioner' }) },
+      { name: 'a kind no controller writes back', in: event('Node', 'moved-on', 30), out: event('Node', 'moved-on', 30) },
+    ];
+    const reviewed = await review(cases.map((c) => c.in));
+    for (const [index, c] of cases.entries()) assert.deepEqual(reviewed[index], c.out, c.name);
+    assert.deepEqual(outcomes, [['mine', 'own-write']]);
+  });
+
+  test('a batch without candidates reads nothing', async () => {
+    let reads = 0;
+    const doc = { send: (c: unknown) => { reads++; return (db.doc.send as (x: unknown) => Promise<unknown>)(c); } } as unknown as typeof db.doc;
+    const review = createEventReview({ doc, table: db.tables.cache });
+    const events = [event('Node', 'n1', 1), event('PersistentVolume', 'x', 2, { type: 'DELETED' })];
+    assert.deepEqual(await review(events), events);
+    assert.equal(reads, 0);
+  });
+});
