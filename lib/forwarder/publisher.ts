@@ -2,9 +2,10 @@
  * The forwarder's publish queue: a bounded in-memory FIFO drained into the SNS FIFO topic with
  * `PublishBatch`, one batch at a time, retried with exponential backoff until it succeeds.
  *
- * - Order: batches go out one after another, and one batch never holds two messages of the same message
- *   group, so a partially failed batch (only its failed entries are retried) cannot reorder an object's
- *   events.
+ * - Order: up to `maxInFlight` batches are in flight at once, but a message group (one object) is in at
+ *   most one of them and a batch never holds two messages of one group, so neither concurrent batches nor a
+ *   partially failed batch (only its failed entries are retried) can reorder an object's events. A batch
+ *   is the longest run of queued items that keeps to this, so the queue is taken in order.
  * - Bounded memory: {@link EventPublisher.enqueue} waits while the queue is full; the reflectors await it,
  *   so their watches pause (TCP backpressure) and nothing is dropped.
  * - Bounded stop: {@link EventPublisher.stop} with `flush` waits for the queue to drain, but at most
@@ -58,6 +59,8 @@ export interface PublisherOptions {
   retryMaxMs?: number;
   onProgress?: (progress: Progress) => Promise<void>;
   onError?: (err: unknown) => void;
+  /** Batches in flight at once (default 4). */
+  maxInFlight?: number;
   /** A last look at each batch's events before it is sent (review.ts): retag or drop; a failure sends them as they are. */
   review?: EventReview;
 }
@@ -94,9 +97,16 @@ export class EventPublisher {
   #enqueued = 0;
   #finished = 0;
   #wake: (() => void) | undefined;
+  /** A wake-up arrived while the loop was not waiting: it looks again before it waits. */
+  #woken = false;
   #abort = new AbortController();
   #loop: Promise<void> | undefined;
-  #busy = false;
+  /** Items at the front of the queue handed to batches (in flight, or done and not yet retired). */
+  #taken = 0;
+  /** Batches in queue order, in flight or done. */
+  #batches: Array<{ items: PublishItem[]; groups: Set<string>; done: boolean }> = [];
+  /** Message groups of the batches in flight. */
+  #busyGroups = new Set<string>();
   /** The last publish attempt failed and none has succeeded since. */
   #failing = false;
   /** Set by stop(): called when a publish attempt fails, ending a shutdown flush. */
@@ -133,7 +143,7 @@ export class EventPublisher {
     this.#queue.push(item);
     this.#enqueued++;
     this.#options.metrics.queueDepth.set(this.#queue.length);
-    this.#wake?.();
+    this.#signal();
   }
 
   /**
@@ -161,8 +171,8 @@ export class EventPublisher {
 
   /** Drops everything not yet published (a replica that lost its lease must not publish). */
   discard(): void {
-    // The batch in flight (if any) finishes by itself; everything behind it is dropped.
-    const dropped = this.#busy ? this.#queue.splice(1) : this.#queue.splice(0);
+    // The batches in flight finish by themselves; everything behind them is dropped.
+    const dropped = this.#queue.splice(this.#taken);
     this.#finished += dropped.length;
     this.#release(this.#progressWaiters);
     this.#options.metrics.queueDepth.set(0);
@@ -183,7 +193,7 @@ export class EventPublisher {
       this.#onFailure = undefined;
     }
     this.#abort.abort();
-    this.#wake?.();
+    this.#signal();
     this.#release(this.#spaceWaiters);
     this.#release(this.#progressWaiters);
     await this.#loop;
@@ -193,41 +203,73 @@ export class EventPublisher {
     for (const resolve of waiters.splice(0)) resolve();
   }
 
+  /** Wakes the loop, or tells it to look again before it next waits. */
+  #signal(): void {
+    this.#woken = true;
+    this.#wake?.();
+  }
+
   async #run(): Promise<void> {
     const signal = this.#abort.signal;
+    const maxInFlight = Math.max(1, this.#options.maxInFlight ?? 4);
+    const inFlight = new Set<Promise<void>>();
     while (!signal.aborted) {
-      if (this.#queue.length === 0) {
-        await new Promise<void>((resolve) => (this.#wake = resolve));
-        this.#wake = undefined;
+      await this.#retire();
+      if (signal.aborted) break;
+      const batch = inFlight.size < maxInFlight ? this.#takeBatch() : undefined;
+      if (batch) {
+        const task = this.#publish(batch.items, signal).then(() => {
+          batch.done = true;
+          for (const group of batch.groups) this.#busyGroups.delete(group);
+        });
+        inFlight.add(task);
+        void task.finally(() => {
+          inFlight.delete(task);
+          this.#signal();
+        });
         continue;
       }
-      this.#busy = true;
-      const taken = this.#takeBatch();
-      await this.#publish(taken, signal);
-      if (signal.aborted) break;
+      if (this.#woken) {
+        this.#woken = false;
+        continue;
+      }
+      await new Promise<void>((resolve) => (this.#wake = resolve));
+      this.#wake = undefined;
+      this.#woken = false;
+    }
+    await Promise.allSettled([...inFlight]);
+  }
+
+  /** Retires the done batches at the front, in order: their items leave the queue and their progress is reported. */
+  async #retire(): Promise<void> {
+    while (this.#batches[0]?.done) {
+      const { items } = this.#batches.shift()!;
       // The queue may have been cut by discard() meanwhile (lost lease): only remove what is still there.
-      const finished = this.#queue[0] === taken[0] ? this.#queue.splice(0, taken.length).length : 0;
+      const finished = this.#queue[0] === items[0] ? this.#queue.splice(0, items.length).length : 0;
+      this.#taken = Math.max(0, this.#taken - items.length);
       this.#options.metrics.queueDepth.set(this.#queue.length);
-      this.#busy = false;
       this.#release(this.#spaceWaiters);
-      await this.#reportProgress(taken);
+      await this.#reportProgress(items);
       this.#finished += finished;
       this.#release(this.#progressWaiters);
     }
-    this.#busy = false;
   }
 
-  /** Leading items forming one batch: ≤10 messages, distinct groups, within the size limit. */
-  #takeBatch(): PublishItem[] {
+  /**
+   * The next batch: the longest run of untaken items with ≤10 messages of distinct groups, none of them in
+   * flight, within the size limit; undefined when the run would be empty.
+   */
+  #takeBatch(): { items: PublishItem[]; groups: Set<string>; done: boolean } | undefined {
     const groups = new Set<string>();
     let bytes = 0;
     let messages = 0;
     let count = 0;
-    for (const item of this.#queue) {
+    for (let index = this.#taken; index < this.#queue.length; index++) {
+      const item = this.#queue[index];
       if (item.event) {
         const group = messageGroupId(item.event.cluster, item.event.kind, item.event.key);
         const size = Buffer.byteLength(messageBody(item.event)) + SIZE_MARGIN / MAX_BATCH_ENTRIES;
-        if (messages === MAX_BATCH_ENTRIES || groups.has(group) || (messages > 0 && bytes + size > SNS_MAX_BYTES - SIZE_MARGIN)) break;
+        if (messages === MAX_BATCH_ENTRIES || groups.has(group) || this.#busyGroups.has(group) || (messages > 0 && bytes + size > SNS_MAX_BYTES - SIZE_MARGIN)) break;
         groups.add(group);
         bytes += size;
         messages++;
@@ -235,7 +277,12 @@ export class EventPublisher {
       count++;
       if (count >= 100) break;
     }
-    return this.#queue.slice(0, count);
+    if (count === 0) return undefined;
+    const batch = { items: this.#queue.slice(this.#taken, this.#taken + count), groups, done: false };
+    this.#taken += count;
+    for (const group of groups) this.#busyGroups.add(group);
+    this.#batches.push(batch);
+    return batch;
   }
 
   async #publish(items: PublishItem[], signal: AbortSignal): Promise<void> {

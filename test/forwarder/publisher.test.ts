@@ -68,6 +68,56 @@ describe('EventPublisher against fauxqs', () => {
     }
   });
 
+  it('keeps several batches in flight, never one group in two of them, and reports progress in queue order', async () => {
+    const sns = new SNSClient({ endpoint: messaging.endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+    let inFlight = 0;
+    let mostInFlight = 0;
+    const busy = new Set<string>();
+    const overlaps: string[] = [];
+    let call = 0;
+    sns.middlewareStack.add(
+      (next) => async (args: any) => {
+        const groups: string[] = args.input.PublishBatchRequestEntries.map((e: any) => e.MessageGroupId);
+        for (const g of groups) {
+          if (busy.has(g)) overlaps.push(g);
+          busy.add(g);
+        }
+        inFlight++;
+        mostInFlight = Math.max(mostInFlight, inFlight);
+        // Slow, uneven responses, so later batches finish before earlier ones.
+        await new Promise((resolve) => setTimeout(resolve, [60, 10, 35, 5][call++ % 4]));
+        try {
+          return await next(args);
+        } finally {
+          inFlight--;
+          for (const g of groups) busy.delete(g);
+        }
+      },
+      { step: 'initialize', name: 'slowTopic' },
+    );
+    const progress: Progress[] = [];
+    const publisher = new EventPublisher({ sns, topicArn: messaging.topicArn, metrics: new ForwarderMetrics(), maxInFlight: 4, onProgress: async (p) => void progress.push(p) });
+    // 60 events over 12 objects, each followed by its bookmark, before the loop starts.
+    let rv = 1000;
+    for (let i = 0; i < 60; i++) await publisher.enqueue({ event: event(`p-${i % 12}`, ++rv), progress: { kind: 'Node', rv: String(rv) } });
+    publisher.start();
+    await publisher.flush();
+    await publisher.stop();
+    sns.destroy();
+    assert.ok(mostInFlight >= 2, `batches overlapped (${mostInFlight} at most)`);
+    assert.deepEqual(overlaps, [], 'no message group in two batches in flight');
+    const rvs = progress.map((p) => Number(p.rv));
+    assert.deepEqual(rvs, [...rvs].sort((x, y) => x - y), 'bookmarks only move forward');
+    assert.equal(rvs.at(-1), rv, 'the last bookmark is the last event');
+    const collector = new QueueCollector(messaging);
+    await collector.until(() => collector.received['label-sync'].filter((e) => e.key.startsWith('p-')).length === 60, 20_000, 'all 60');
+    for (let i = 0; i < 12; i++) {
+      const mine = collector.received['label-sync'].filter((e) => e.key === `p-${i}`).map((e) => Number(e.resourceVersion));
+      assert.equal(mine.length, 5);
+      assert.deepEqual(mine, [...mine].sort((x, y) => x - y), `p-${i} in order`);
+    }
+  });
+
   it('omits the object of a message over the SNS size limit', async () => {
     const publisher = new EventPublisher({ sns: messaging.sns, topicArn: messaging.topicArn, metrics: new ForwarderMetrics(), onError: (e) => console.error('ERR', (e as Error).message) });
     publisher.start();

@@ -707,6 +707,27 @@ function claimStages(deliveries: readonly Delivery[], tracker: BoundTracker, nam
   };
 }
 
+/** The forwarder's publish-lag histogram (seen → accepted by the topic): cumulative count per bucket bound in ms. */
+async function publishLagBuckets(forwarder: Forwarder | undefined): Promise<Map<number, number>> {
+  const out = new Map<number, number>();
+  if (!forwarder) return out;
+  for (const v of (await forwarder.metrics.publishLag.get()).values) {
+    if (!v.metricName?.endsWith('_bucket')) continue;
+    const le = v.labels.le === '+Inf' ? Infinity : Number(v.labels.le) * 1000;
+    out.set(le, v.value);
+  }
+  return out;
+}
+
+/** The upper bound (ms) of the bucket holding the p-th percentile of what was observed between two snapshots. */
+function bucketPercentile(before: Map<number, number>, after: Map<number, number>, p: number): number {
+  const bounds = [...after.keys()].sort((a, b) => a - b);
+  const total = (after.get(Infinity) ?? 0) - (before.get(Infinity) ?? 0);
+  if (total <= 0) return NaN;
+  for (const le of bounds) if ((after.get(le) ?? 0) - (before.get(le) ?? 0) >= (p / 100) * total) return le;
+  return Infinity;
+}
+
 export async function runBurst(
   bench: BenchStack,
   names: readonly string[],
@@ -723,6 +744,7 @@ export async function runBurst(
     const unsubscribe = bench.stack.kubeApi!.store.subscribe((e) => {
       if (!(e.type === 'ADDED' && e.resource === '/persistentvolumeclaims')) writesApplied.push(performance.now());
     });
+    const lagBefore = await publishLagBuckets(bench.forwarder);
     const started = performance.now();
     await pool(names, options.concurrency, (name, i) => bench.createClaim(tracker, name, specFor(name, i)));
     const createdIn = performance.now() - started;
@@ -735,6 +757,7 @@ export async function runBurst(
     const after = await bench.snapshot();
     const boundCount = names.filter((n) => tracker.bound.has(n)).length;
     const stages = claimStages(bench.deliveries.slice(before.deliveryIndex), tracker, names);
+    stages.forwarderSeenToPublished = bucketPercentile(lagBefore, await publishLagBuckets(bench.forwarder), 50);
     const figures = measure(bench, before, after, { operations: boundCount || names.length, latencies: tracker.latencies(names), elapsedMs: lastBound - started, complete });
     return {
       claims: names.length,
