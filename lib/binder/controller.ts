@@ -10,8 +10,8 @@
  * A StorageClass message requeues the pending claims it concerns (see {@link reconcileBinder}).
  *
  * Deleted objects (upstream's `deleteClaim` / `deleteVolume`): a deleted claim requeues the volume it
- * was bound to (so it turns Released now, not at the next resync); a deleted volume requeues its claim
- * (so it turns Lost).
+ * was bound to (so it turns Released now, not at the next resync) and every volume whose claimRef names
+ * it (a claim deleted while it binds); a deleted volume requeues its claim (so it turns Lost).
  *
  * Faster than upstream: when a volume is Available and unclaimed after its sync, the pending claims of
  * its class that it could satisfy are requeued at once (Query `byPendingClaim`), instead of waiting for
@@ -23,6 +23,7 @@
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { isNotFound } from '../kube/errors.ts';
 import { compareQuantities } from '../kube/quantity.ts';
 import type { EventRecorder } from '../kube/recorder.ts';
 import { MESSAGE_VERSION, type ClusterEvent, type WatchedKind } from '../runtime/message.ts';
@@ -30,7 +31,7 @@ import { ENV, type Controller, type ReconcileRequest, type ReconcileResult } fro
 import type { RuntimeContext } from '../runtime/handler.ts';
 import { RequeueSender } from '../resync/sender.ts';
 import { ObjectCache, type CachedObject } from '../state/cache.ts';
-import { PENDING_CLAIM_INDEX, pendingClaimPk } from '../state/schema.ts';
+import { CLAIM_REF_INDEX, PENDING_CLAIM_INDEX, claimRefPk, pendingClaimPk } from '../state/schema.ts';
 import { BinderApi } from './api.ts';
 import { applyActions } from './apply.ts';
 import { ANN_STORAGE_PROVISIONER, ClaimPhase, Reason, VolumePhase } from './constants.ts';
@@ -76,7 +77,7 @@ export interface BinderControllerOptions {
 
 const API_VERSION = 'v1';
 /** The controller's name, as the runtime, its queue's filter policy and cache write-backs know it. */
-const CONTROLLER_WRITER = 'binder';
+export const CONTROLLER_WRITER = 'binder';
 
 /** The binder as a runtime {@link Controller}. */
 export function createBinderController(options: BinderControllerOptions = {}): Controller<RuntimeContext> {
@@ -179,6 +180,7 @@ async function reconcileClaim(request: Pick<ReconcileRequest, 'key' | 'event' | 
         outcome.enqueued++;
       }
     }
+    outcome.enqueued += await enqueueVolumesNamingClaim(request.key, last?.metadata?.uid || hit?.uid || request.event.uid, volumeName, deps);
     return outcome;
   }
   const claim = hit.object as unknown as PersistentVolumeClaim;
@@ -193,8 +195,45 @@ async function reconcileClaim(request: Pick<ReconcileRequest, 'key' | 'event' | 
     result = syncClaim({ ...snapshot, pods });
   }
   outcome.result = result;
-  await apply(result, deps, outcome);
+  try {
+    await apply(result, deps, outcome);
+  } catch (error) {
+    // The claim is gone from the API while the cache still has it: its deletion is on its way and
+    // releases the volume (deleteClaim above). Upstream does not retry a failed claim sync either.
+    if (!isNotFound(error) || !failedWriteIsClaim(result, outcome.writes, claim)) throw error;
+    deps.logger?.info('claim deleted during its sync; its deletion event releases the volume', { claim: request.key });
+    return outcome;
+  }
   return outcome;
+}
+
+/** Whether the write that failed (the `attempted`-th) was a write of `claim` itself. */
+function failedWriteIsClaim(result: SyncResult, attempted: number, claim: PersistentVolumeClaim): boolean {
+  const failed = result.actions.filter((a) => a.action === 'write')[attempted - 1];
+  return failed?.kind === 'PersistentVolumeClaim' && failed.object.metadata.name === claim.metadata.name && failed.object.metadata.namespace === claim.metadata.namespace;
+}
+
+/**
+ * Faster than upstream, for a claim deleted while it binds: its volume may already name it in
+ * `spec.claimRef` (bound on the volume side, phase Pending or Bound) while the claim never got
+ * `spec.volumeName`. Upstream's deleteClaim enqueues only `spec.volumeName` and leaves such a volume to
+ * its periodic resync of every PV; the binder's resync reads a sparse index without Pending or Bound
+ * volumes, so the deletion requeues every volume whose claimRef names this claim (`byClaimRef`, one small
+ * Query) and this uid (any uid when it is unknown). syncVolume then releases it after its live GET.
+ */
+async function enqueueVolumesNamingClaim(key: string, uid: string | undefined, alreadyEnqueued: string | undefined, deps: BinderDeps): Promise<number> {
+  const slash = key.indexOf('/');
+  const namespace = slash < 0 ? '' : key.slice(0, slash);
+  const name = slash < 0 ? key : key.slice(slash + 1);
+  let sent = 0;
+  for await (const entry of deps.cache.queryIndex(CLAIM_REF_INDEX, claimRefPk(deps.cluster, namespace, name))) {
+    const volume = entry.object as unknown as PersistentVolume;
+    const ref = volume.spec?.claimRef;
+    if (!ref?.uid || (uid && ref.uid !== uid) || volume.metadata.name === alreadyEnqueued) continue;
+    await deps.enqueue('PersistentVolume', volume.metadata.name, entry.uid, String(entry.rv), `claim-deleted-${ref.uid}`);
+    sent++;
+  }
+  return sent;
 }
 
 async function reconcileVolume(request: Pick<ReconcileRequest, 'key' | 'event' | 'cached'>, deps: BinderDeps): Promise<BinderOutcome> {
