@@ -9,7 +9,7 @@
  * | {@link VOLUME_MATCH_INDEX} | `matchPk` = `<cluster>#<storageClassName or ''>#<sorted, de-duplicated access modes joined by ','>` | `matchSk` = `<capacity bytes, zero-padded to 24 digits>#<PV name>` | PersistentVolumes with no `spec.claimRef`, no `metadata.deletionTimestamp`, and `status.phase` Available, Pending or unset |
  * | {@link CLAIM_REF_INDEX} | `claimRefPk` = `<cluster>#<claimRef.namespace>/<claimRef.name>` | `sk` (the PV name) | PersistentVolumes with a `spec.claimRef` (bound or pre-bound), deleting or not |
  * | {@link PENDING_CLAIM_INDEX} | `pendingPk` = `<cluster>#<class>` | `pendingSk` = `<request bytes, zero-padded to 24 digits>#<namespace>/<name>` | PersistentVolumeClaims with an empty `spec.volumeName` and no `metadata.deletionTimestamp`; `<class>` is `spec.storageClassName`, else the `volume.beta.kubernetes.io/storage-class` annotation, else '' |
- * | {@link RESYNC_INDEX} | `resyncPk` = `<cluster>#<Kind>` | `sk` (the key) | PersistentVolumeClaims whose `status.phase` is Pending or unset, PersistentVolumes whose `status.phase` is Released or Failed: what the binder's resync revisits, so its cost follows them, not the number of bound objects |
+ * | {@link RESYNC_INDEX} | `resyncPk` = `<cluster>#<Kind>` | `sk` (the key) | PersistentVolumeClaims whose `status.phase` is Pending or unset, PersistentVolumes whose `status.phase` is Released or Failed, or Pending/unset with a `spec.claimRef`: what the binder's resync revisits, so its cost follows them, not the number of bound objects |
  *
  * Sort-key order is numeric order of the size, so the binder finds the smallest Available volume of at
  * least `n` bytes with `Query matchPk = :pk AND matchSk >= padBytes(n)`, `Limit` small, ascending. A
@@ -87,7 +87,10 @@ export function volumeIndexAttributes(cluster: string, volume: Obj): IndexAttrib
   const resync: IndexAttributes = phase === 'Released' || phase === 'Failed' ? { resyncPk: resyncPk(cluster, 'PersistentVolume') } : {};
   const claimRef = volume.spec?.claimRef;
   if (claimRef && typeof claimRef === 'object') {
-    return { claimRefPk: claimRefPk(cluster, claimRef.namespace ?? '', claimRef.name ?? ''), ...resync };
+    // Claimed but not yet Bound (phase Pending or unset): a claim deleted meanwhile leaves it so, and
+    // upstream's resync of every PV would find it; the binder's resync reads this index instead.
+    const pending = phase === undefined || phase === '' || phase === 'Pending' ? { resyncPk: resyncPk(cluster, 'PersistentVolume') } : {};
+    return { claimRefPk: claimRefPk(cluster, claimRef.namespace ?? '', claimRef.name ?? ''), ...resync, ...pending };
   }
   if (Object.keys(resync).length) return resync;
   if (volume.metadata?.deletionTimestamp) return {};
