@@ -18,7 +18,7 @@
  *   late use and request latency can never push more than `qps + burst` requests into any one second at
  *   the server.
  * - Slices grow when a container uses all it reserved and halve when slots lapse (AIMD), between 1 and
- *   `slice`.
+ *   `slice` (~100 ms of the budget: 2 tokens at KCM's 20 QPS).
  * A 429 pauses the whole cluster until the server's Retry-After has passed and restarts it at the steady
  * rate without a burst.
  */
@@ -89,7 +89,7 @@ export interface ApiBudgetOptions {
   cluster: string;
   qps?: number;
   burst?: number;
-  /** Most tokens reserved at once (default 10, at most the effective burst). */
+  /** Most tokens reserved at once (default qps ÷ 10, between 1 and 10, at most the effective burst). */
   slice?: number;
   /** How long after its time a reserved slot may still be used (default 250 ms). */
   sliceTtlMs?: number;
@@ -139,7 +139,9 @@ export class ApiBudget {
     this.#table = options.table;
     this.#sliceTtlMs = options.sliceTtlMs ?? 250;
     this.effectiveBurst = Math.max(1, this.burst - (this.qps * (this.#sliceTtlMs + (options.marginMs ?? 100))) / 1000);
-    this.#maxSlice = Math.max(1, Math.min(options.slice ?? 10, Math.floor(this.effectiveBurst)));
+    // A slice holds at most ~100 ms of the budget (2 tokens at 20 QPS, 10 at 100 QPS and above): slots a
+    // container reserved and then did not need are lost to everyone, which a small budget cannot afford.
+    this.#maxSlice = Math.max(1, Math.min(options.slice ?? Math.min(10, Math.floor(this.qps / 10)), Math.floor(this.effectiveBurst)));
     this.#sliceSize = Math.min(this.#sliceSize, this.#maxSlice);
     this.#maxWaitMs = options.maxWaitMs ?? 60_000;
     this.#slotMs = 1000 / this.qps;
