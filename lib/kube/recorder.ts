@@ -14,12 +14,43 @@
  * - 409 AlreadyExists on create is dropped, as upstream does. Recording never throws: a failure to record an
  *   event is logged, not propagated into the reconcile.
  *
- * Control-table records: `event#<cluster>#<sha256(key)>` (name, count, validUntil epoch ms: the API
- * server's 1 h event TTL) and `eventagg#<cluster>#<sha256(aggregateKey)>` (the set of message hashes seen,
- * lastTimestamp epoch ms) and `eventspam#<cluster>#<sha256(spamKey)>` (tokens, updatedAt epoch ms).
+ * **State: one control-table item per (cluster, source, involvedObject)**, `event#<cluster>#<sha256(spamKey)>`
+ * (every key the correlator uses starts with the spam key: the aggregate key adds type and reason, the event
+ * key adds the message), holding the spam bucket (`tokens`, `updatedAt` epoch ms), `aggregates` (sha of the
+ * aggregate key → the message hashes seen in the window, at most 10, and `lastTimestamp` epoch ms), `events`
+ * (sha of the event key → Event `name`, `count`, `firstTimestamp`, `validUntil` epoch ms: the API server's
+ * 1 h event TTL), `version` (the optimistic lock) and `expiresAt` (TTL, epoch s: when every part of it has
+ * lapsed, i.e. a missing item means the same as this one).
+ *
+ * **Two DynamoDB requests per event:** a consistent GetItem, then the decision client-go's correlator makes
+ * (aggregate, spam filter, dedup) computed in memory, then one PutItem conditional on `version`
+ * (`attribute_not_exists` for the first). A lost race (ConditionalCheckFailed) re-reads and decides again, a
+ * bounded number of times; nothing has been sent to the API server yet, so no API call is ever repeated.
+ *
+ * **Order: state first, then the API call** (as the dedup path always did: its count+1 and the spam token were
+ * written before the PATCH). The write is what makes the decision exclusive — its winner is the only container
+ * that sends that count — so it must come first; sending first would leave a lost race with an Event the
+ * state does not know of. A crash (or an API failure) between the two leaves a decision the API never saw:
+ * the token is spent and the count or the aggregated message is taken, as before; for a new Event, the entry
+ * names an Event that does not exist, so the next repeat PATCHes it, gets 404 and creates it under that name
+ * with the right count (before, a crash after the create and before the state write made the repeat a second
+ * Event instead). Concurrent PATCHes from two containers may reach the API server out of order (the lower
+ * count last), as before.
+ *
+ * **Size:** every write drops aggregates whose window has passed and events past `validUntil`. Live event
+ * entries are bounded by the spam filter (each new one takes a token: at most 25 + 3600 s / 300 s = 37 per
+ * hour); aggregates hold at most 10 hashes each, one per (type, reason) seen in the last 600 s (dropped
+ * events count too). Both maps are capped ({@link MAX_CORRELATION_ENTRIES}, the stalest dropped first, as
+ * client-go's LRU does) so a clock-skewed container or a runaway reason set cannot grow the item; at the cap
+ * with 253-character names it stays under ~40 KB, far from DynamoDB's 400 KB.
+ *
+ * Records of earlier versions (`eventspam#`, `eventagg#` and per-event-key `event#` items) are never read;
+ * they all carry `expiresAt` and lapse within ~2 h. A record under this item's key without `version` is
+ * treated as absent and overwritten.
  */
 import { createHash } from 'node:crypto';
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { PatchStrategy, setHeaderOptions, type CoreV1Api, type CoreV1Event } from '@kubernetes/client-node';
 import type { DocumentClient } from '../state/client.ts';
 import { isAlreadyExists, isNotFound, statusCode } from './errors.ts';
@@ -50,6 +81,10 @@ export const COMBINED_PREFIX = '(combined from similar events): ';
 /** client-go `defaultSpamBurst` / `defaultSpamQPS`. */
 export const SPAM_BURST = 25;
 export const SPAM_QPS = 1 / 300;
+/** At most this many aggregates, and this many events, in one (source, object) item. */
+const MAX_CORRELATION_ENTRIES = 64;
+/** Writes tried per event before giving up (each lost race means another container's event went in). */
+const MAX_ATTEMPTS = 10;
 
 export interface KubeEventRecorderOptions {
   /** The cluster's core/v1 API (or a function that resolves it lazily). */
@@ -68,20 +103,55 @@ export interface KubeEventRecorderOptions {
   onError?: (error: unknown, event: { reason: string; message: string }) => void;
 }
 
-interface EventState {
-  pk: string;
+/** One aggregate key's window: the message hashes seen (at most {@link AGGREGATE_MAX_EVENTS}). */
+interface AggregateEntry {
+  messages: string[];
+  /** Epoch ms of its latest event; the window lapses {@link AGGREGATE_INTERVAL_MS} after it. */
+  lastTimestamp: number;
+}
+
+/** One event key's Event in the API server. */
+interface EventEntry {
   name: string;
-  namespace: string;
   count: number;
   firstTimestamp: number;
   /** Epoch ms after which the API server has dropped the Event. */
   validUntil: number;
+}
+
+/** The control-table item of one (cluster, source, involvedObject). */
+interface CorrelationItem {
+  pk: string;
+  version: number;
+  /** Spam bucket: tokens left at `updatedAt` (epoch ms of the last token taken). */
+  tokens: number;
+  updatedAt: number;
+  aggregates: Record<string, AggregateEntry>;
+  events: Record<string, EventEntry>;
   /** Epoch s: TTL attribute. */
   expiresAt: number;
 }
 
+/** What the API server is sent once the decision is stored. */
+type Action =
+  | { kind: 'drop' }
+  | { kind: 'create'; name: string; message: string }
+  | { kind: 'patch'; name: string; count: number; firstTimestamp: number; message: string };
+
+interface Keys {
+  pk: string;
+  aggregate: string;
+  /** The event key of a message that stands alone; a combined one uses `aggregate`. */
+  event: string;
+  /** Hash of the raw message, as client-go's aggregator `localKey`. */
+  message: string;
+}
+
 const sha = (value: string): string => createHash('sha256').update(value).digest('hex');
+/** Map keys inside the item: 128 bits of the key's hash. */
+const entryKey = (value: string): string => sha(value).slice(0, 32);
 const rfc3339 = (ms: number): Date => new Date(Math.floor(ms / 1000) * 1000);
+const isConditionFailure = (error: unknown): boolean => (error as { name?: string }).name === 'ConditionalCheckFailedException';
 
 /** The recorder. One per (cluster, component) is enough; it holds no per-event memory. */
 export class KubeEventRecorder implements EventRecorder {
@@ -132,138 +202,63 @@ export class KubeEventRecorder implements EventRecorder {
     const namespace = meta.namespace || 'default';
     const now = this.#now();
     // client-go getSpamKey/aggregate key: everything but the message (resourceVersion excluded, as upstream).
-    const aggregateKey = JSON.stringify([this.#component, this.#host ?? '', object.apiVersion ?? '', object.kind ?? '', namespace, meta.name, meta.uid ?? '', '', type, reason]);
-    const combined = await this.#aggregate(aggregateKey, rawMessage, now);
-    const message = combined ? COMBINED_PREFIX + rawMessage : rawMessage;
     const spamKey = JSON.stringify([this.#component, this.#host ?? '', object.kind ?? '', namespace, meta.name, meta.uid ?? '', object.apiVersion ?? '']);
-    if (!(await this.#allow(spamKey, now))) return;
-    const eventKey = combined ? aggregateKey : JSON.stringify([aggregateKey, rawMessage]);
-    const statePk = `event#${this.#cluster}#${sha(eventKey)}`;
-    const api = await this.#api();
-    const state = await this.#get(statePk);
-    if (state && state.validUntil > now) {
-      const count = await this.#increment(statePk, now);
-      if (count !== undefined) {
-        try {
-          await this.#patch(api, state, { count, lastTimestamp: rfc3339(now), message });
-          return;
-        } catch (error) {
-          if (!isNotFound(error)) throw error;
-          // The Event expired or was deleted: create it again under the same name (client-go does the same).
-          await this.#create(api, {
-            name: state.name,
-            namespace: state.namespace,
-            involvedObject,
-            type,
-            reason,
-            message,
-            count,
-            first: state.firstTimestamp,
-            last: now,
-          });
-          return;
-        }
-      }
-    }
-    const name = `${meta.name}.${eventNameSuffix(now)}`;
-    await this.#create(api, { name, namespace, involvedObject, type, reason, message, count: 1, first: now, last: now });
-    const fresh: EventState = {
-      pk: statePk,
-      name,
-      namespace,
-      count: 1,
-      firstTimestamp: now,
-      validUntil: now + EVENT_TTL_MS,
-      expiresAt: Math.ceil((now + EVENT_TTL_MS) / 1000),
+    const aggregateKey = JSON.stringify([this.#component, this.#host ?? '', object.apiVersion ?? '', object.kind ?? '', namespace, meta.name, meta.uid ?? '', '', type, reason]);
+    const keys: Keys = {
+      pk: `event#${this.#cluster}#${sha(spamKey)}`,
+      aggregate: entryKey(aggregateKey),
+      event: entryKey(JSON.stringify([aggregateKey, rawMessage])),
+      message: sha(rawMessage).slice(0, 16),
     };
-    await this.#doc.send(new PutCommand({ TableName: this.#table, Item: fresh }));
-  }
-
-  /** Records `message` under the aggregate key; true when the event must be combined. */
-  async #aggregate(aggregateKey: string, message: string, now: number): Promise<boolean> {
-    const pk = `eventagg#${this.#cluster}#${sha(aggregateKey)}`;
-    const local = sha(message).slice(0, 16);
+    const action = await this.#decide(keys, rawMessage, now, () => `${meta.name}.${eventNameSuffix(now)}`);
+    if (action.kind === 'drop') return;
+    const api = await this.#api();
+    const event = { namespace, involvedObject, type, reason, message: action.message };
+    if (action.kind === 'create') {
+      await this.#create(api, { ...event, name: action.name, count: 1, first: now, last: now });
+      return;
+    }
     try {
-      const { Attributes } = await this.#doc.send(
-        new UpdateCommand({
-          TableName: this.#table,
-          Key: { pk },
-          UpdateExpression: 'ADD localKeys :k SET lastTimestamp = :now, expiresAt = :exp',
-          ConditionExpression: 'attribute_exists(pk) AND lastTimestamp >= :cutoff',
-          ExpressionAttributeValues: { ':k': new Set([local]), ':now': now, ':cutoff': now - AGGREGATE_INTERVAL_MS, ':exp': Math.ceil((now + AGGREGATE_INTERVAL_MS) / 1000) },
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      const keys = Attributes?.localKeys as Set<string> | undefined;
-      return (keys?.size ?? 0) >= AGGREGATE_MAX_EVENTS;
+      await this.#patch(api, action.name, namespace, { count: action.count, lastTimestamp: rfc3339(now), message: action.message });
     } catch (error) {
-      if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
-      // No record, or the window passed: start a new one.
-      await this.#doc.send(
-        new PutCommand({
-          TableName: this.#table,
-          Item: { pk, localKeys: new Set([local]), lastTimestamp: now, expiresAt: Math.ceil((now + AGGREGATE_INTERVAL_MS) / 1000) },
-        }),
-      );
-      return AGGREGATE_MAX_EVENTS <= 1;
+      if (!isNotFound(error)) throw error;
+      // The Event expired or was deleted (or a crash came between the state and its create): create it again
+      // under the same name (client-go does the same).
+      await this.#create(api, { ...event, name: action.name, count: action.count, first: action.firstTimestamp, last: now });
     }
   }
 
-  /** Takes one token from the (source, object) spam bucket; false when it is empty. */
-  async #allow(spamKey: string, now: number): Promise<boolean> {
-    const pk = `eventspam#${this.#cluster}#${sha(spamKey)}`;
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const { Item } = await this.#doc.send(new GetCommand({ TableName: this.#table, Key: { pk }, ConsistentRead: true }));
-      const previous = Item as { tokens: number; updatedAt: number } | undefined;
-      const tokens = previous
-        ? Math.min(SPAM_BURST, previous.tokens + (Math.max(0, now - previous.updatedAt) / 1000) * SPAM_QPS)
-        : SPAM_BURST;
-      if (tokens < 1) return false;
+  /**
+   * Reads the (source, object) item, decides as client-go's EventCorrelator, and stores the outcome under the
+   * item's version; on a lost race reads again and decides again.
+   */
+  async #decide(keys: Keys, rawMessage: string, now: number, newName: () => string): Promise<Action> {
+    for (let attempt = 1; ; attempt++) {
+      const { Item } = await this.#doc.send(new GetCommand({ TableName: this.#table, Key: { pk: keys.pk }, ConsistentRead: true }));
+      // An item without `version` is not this layout's (or nothing at all): start afresh.
+      const previous = typeof Item?.version === 'number' ? (Item as CorrelationItem) : undefined;
+      const { item, action } = correlate(previous, keys, rawMessage, now, newName);
       try {
         await this.#doc.send(
           new PutCommand({
             TableName: this.#table,
-            Item: { pk, tokens: tokens - 1, updatedAt: now, expiresAt: Math.ceil(now / 1000 + SPAM_BURST / SPAM_QPS) },
-            ConditionExpression: previous ? 'updatedAt = :u AND tokens = :t' : 'attribute_not_exists(pk)',
-            ExpressionAttributeValues: previous ? { ':u': previous.updatedAt, ':t': previous.tokens } : undefined,
+            Item: item,
+            ConditionExpression: previous ? '#version = :version' : 'attribute_not_exists(#version)',
+            ExpressionAttributeNames: { '#version': 'version' },
+            ExpressionAttributeValues: previous ? { ':version': previous.version } : undefined,
           }),
         );
-        return true;
+        return action;
       } catch (error) {
-        if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
+        if (!isConditionFailure(error)) throw error;
+        if (attempt >= MAX_ATTEMPTS) throw new Error(`event state ${keys.pk} changed under ${MAX_ATTEMPTS} attempts in a row; event dropped`, { cause: error });
+        await sleep(Math.random() * 5 * attempt);
       }
     }
-    return true;
   }
 
-  async #get(pk: string): Promise<EventState | undefined> {
-    const { Item } = await this.#doc.send(new GetCommand({ TableName: this.#table, Key: { pk }, ConsistentRead: true }));
-    return Item as EventState | undefined;
-  }
-
-  /** count+1 in the shared state; undefined when the state vanished meanwhile. */
-  async #increment(pk: string, now: number): Promise<number | undefined> {
-    try {
-      const { Attributes } = await this.#doc.send(
-        new UpdateCommand({
-          TableName: this.#table,
-          Key: { pk },
-          UpdateExpression: 'ADD #count :one SET lastTimestamp = :now',
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeNames: { '#count': 'count' },
-          ExpressionAttributeValues: { ':one': 1, ':now': now },
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return Attributes?.count as number;
-    } catch (error) {
-      if ((error as { name?: string }).name === 'ConditionalCheckFailedException') return undefined;
-      throw error;
-    }
-  }
-
-  async #patch(api: CoreV1Api, state: EventState, body: { count: number; lastTimestamp: Date; message: string }): Promise<void> {
-    const request = { name: state.name, namespace: state.namespace, body };
+  async #patch(api: CoreV1Api, name: string, namespace: string, body: { count: number; lastTimestamp: Date; message: string }): Promise<void> {
+    const request = { name, namespace, body };
     try {
       await api.patchNamespacedEvent(request, setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch));
     } catch (error) {
@@ -308,6 +303,76 @@ export class KubeEventRecorder implements EventRecorder {
       if (!isAlreadyExists(error)) throw error;
     }
   }
+}
+
+/**
+ * client-go's EventCorrelator on one (source, object) item: aggregate (every event, dropped or not), then the
+ * spam filter, then dedup. Returns the item to store (lapsed entries pruned) and what to send.
+ */
+function correlate(previous: CorrelationItem | undefined, keys: Keys, rawMessage: string, now: number, newName: () => string): { item: CorrelationItem; action: Action } {
+  // Aggregation: a window lives while its last event is at most AGGREGATE_INTERVAL_MS old.
+  const aggregates = live(previous?.aggregates, (a) => a.lastTimestamp >= now - AGGREGATE_INTERVAL_MS);
+  const window = aggregates[keys.aggregate];
+  let messages = [keys.message];
+  if (window) {
+    // Once full it stays full (every later message is combined) until the window lapses: the set needs no more.
+    messages = window.messages.includes(keys.message) || window.messages.length >= AGGREGATE_MAX_EVENTS ? window.messages : [...window.messages, keys.message];
+  }
+  aggregates[keys.aggregate] = { messages, lastTimestamp: now };
+  const combined = messages.length >= AGGREGATE_MAX_EVENTS;
+  const message = combined ? COMBINED_PREFIX + rawMessage : rawMessage;
+  const eventKey = combined ? keys.aggregate : keys.event;
+
+  const events = live(previous?.events, (e) => e.validUntil > now);
+  const bucket = previous ? { tokens: previous.tokens, updatedAt: previous.updatedAt } : { tokens: SPAM_BURST, updatedAt: now };
+  const tokens = Math.min(SPAM_BURST, bucket.tokens + (Math.max(0, now - bucket.updatedAt) / 1000) * SPAM_QPS);
+  let action: Action;
+  if (tokens < 1) {
+    action = { kind: 'drop' };
+  } else {
+    bucket.tokens = tokens - 1;
+    bucket.updatedAt = now;
+    const known = events[eventKey];
+    if (known) {
+      events[eventKey] = { ...known, count: known.count + 1 };
+      action = { kind: 'patch', name: known.name, count: known.count + 1, firstTimestamp: known.firstTimestamp, message };
+    } else {
+      const name = newName();
+      events[eventKey] = { name, count: 1, firstTimestamp: now, validUntil: now + EVENT_TTL_MS };
+      action = { kind: 'create', name, message };
+    }
+  }
+  capEntries(aggregates, keys.aggregate, (a) => a.lastTimestamp);
+  capEntries(events, eventKey, (e) => e.validUntil);
+  const lapses = Math.max(
+    bucket.updatedAt + (SPAM_BURST / SPAM_QPS) * 1000,
+    ...Object.values(aggregates).map((a) => a.lastTimestamp + AGGREGATE_INTERVAL_MS),
+    ...Object.values(events).map((e) => e.validUntil),
+  );
+  const item: CorrelationItem = {
+    pk: keys.pk,
+    version: (previous?.version ?? 0) + 1,
+    tokens: bucket.tokens,
+    updatedAt: bucket.updatedAt,
+    aggregates,
+    events,
+    expiresAt: Math.ceil(lapses / 1000),
+  };
+  return { item, action };
+}
+
+/** A copy of `entries` without those that lapsed. */
+function live<T>(entries: Record<string, T> | undefined, keep: (entry: T) => boolean): Record<string, T> {
+  return Object.fromEntries(Object.entries(entries ?? {}).filter(([, entry]) => keep(entry)));
+}
+
+/** Drops the entries with the lowest `rank` beyond {@link MAX_CORRELATION_ENTRIES}, never `current`. */
+function capEntries<T>(entries: Record<string, T>, current: string, rank: (entry: T) => number): void {
+  const others = Object.keys(entries).filter((key) => key !== current);
+  const excess = others.length + (current in entries ? 1 : 0) - MAX_CORRELATION_ENTRIES;
+  if (excess <= 0) return;
+  others.sort((a, b) => rank(entries[a]) - rank(entries[b]));
+  for (const key of others.slice(0, excess)) delete entries[key];
 }
 
 let lastNanos = 0n;

@@ -1,0 +1,320 @@
+/**
+ * KubeEventRecorder's correlation state (lib/kube/recorder.ts): one control-table item per (cluster, source,
+ * involvedObject), read once and written once (conditionally on its version) per event. Real dynalite and the
+ * Kubernetes API emulator; several recorders on one table stand for several Lambda containers.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { CoreV1Api, KubeConfig, type CoreV1Event } from '@kubernetes/client-node';
+import { startKubeApi, type KubeApi } from '../../infra/local/kube-api/index.ts';
+import { AGGREGATE_MAX_EVENTS, COMBINED_PREFIX, KubeEventRecorder, SPAM_BURST, type InvolvedObject } from '../../lib/kube/recorder.ts';
+import type { DocumentClient } from '../../lib/state/client.ts';
+import { startDynalite, type Dynalite } from '../support/dynalite.ts';
+
+const CLUSTER = 'c1';
+const COMPONENT = 'persistentvolume-controller';
+const sha = (value: string): string => createHash('sha256').update(value).digest('hex');
+
+/** The keys the recorder derives (its module comment), to find its item and to plant older records. */
+function keysOf(object: InvolvedObject, type: string, reason: string) {
+  const meta = object.metadata ?? {};
+  const namespace = meta.namespace || 'default';
+  const spamKey = JSON.stringify([COMPONENT, '', object.kind ?? '', namespace, meta.name, meta.uid ?? '', object.apiVersion ?? '']);
+  const aggregateKey = JSON.stringify([COMPONENT, '', object.apiVersion ?? '', object.kind ?? '', namespace, meta.name, meta.uid ?? '', '', type, reason]);
+  return { spamKey, aggregateKey, pk: `event#${CLUSTER}#${sha(spamKey)}` };
+}
+
+interface StoredItem {
+  pk: string;
+  version: number;
+  tokens: number;
+  updatedAt: number;
+  aggregates: Record<string, { messages: string[]; lastTimestamp: number }>;
+  events: Record<string, { name: string; count: number; firstTimestamp: number; validUntil: number }>;
+  expiresAt: number;
+}
+
+/** Lets `parties` callers through together once all of them have arrived (later callers pass at once). */
+function barrier(parties: number): () => Promise<void> {
+  let arrived = 0;
+  let release!: () => void;
+  const open = new Promise<void>((resolve) => (release = resolve));
+  return async () => {
+    if (++arrived === parties) release();
+    await open;
+  };
+}
+
+/**
+ * A document client that counts what goes through it: commands by name, failed conditions, and the inputs
+ * of the GetCommands. `afterGet` runs after each GetCommand has its answer and before the caller sees it.
+ */
+function counting(doc: DocumentClient, afterGet?: () => Promise<void>) {
+  const counts: Record<string, number> = {};
+  const gets: Array<Record<string, unknown>> = [];
+  let conflicts = 0;
+  const wrapped = {
+    send: async (command: { constructor: { name: string }; input: Record<string, unknown> }) => {
+      const name = command.constructor.name;
+      counts[name] = (counts[name] ?? 0) + 1;
+      if (name === 'GetCommand') gets.push(command.input);
+      try {
+        const out = await (doc.send as (c: unknown) => Promise<unknown>)(command);
+        if (name === 'GetCommand' && afterGet) await afterGet();
+        return out;
+      } catch (error) {
+        if ((error as { name?: string }).name === 'ConditionalCheckFailedException') conflicts++;
+        throw error;
+      }
+    },
+  };
+  return {
+    doc: wrapped as unknown as DocumentClient,
+    counts,
+    gets,
+    get conflicts() {
+      return conflicts;
+    },
+    /** Counts since the last take (and resets them). */
+    take(): Record<string, number> {
+      const out = { ...counts };
+      for (const key of Object.keys(counts)) delete counts[key];
+      gets.length = 0;
+      return out;
+    },
+  };
+}
+
+/** The core/v1 API with the Event writes it is sent logged (verb, name, count). */
+function logging(api: CoreV1Api) {
+  const sent: Array<{ verb: string; name: string; count: number }> = [];
+  const proxy = new Proxy(api, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver) as unknown;
+      if (prop === 'createNamespacedEvent' || prop === 'patchNamespacedEvent') {
+        return (request: { name?: string; body: CoreV1Event & { count?: number } }, ...rest: unknown[]) => {
+          sent.push({ verb: prop === 'createNamespacedEvent' ? 'create' : 'patch', name: request.name ?? request.body.metadata?.name ?? '', count: request.body.count ?? 0 });
+          return (value as (...args: unknown[]) => unknown).call(target, request, ...rest);
+        };
+      }
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return { api: proxy, sent };
+}
+
+describe('KubeEventRecorder state: one item per (source, object), two requests per event', () => {
+  let kube: KubeApi;
+  let db: Dynalite;
+  let api: CoreV1Api;
+  let clock = Date.parse('2026-11-21T12:00:00Z');
+  before(async () => {
+    [kube, db] = await Promise.all([startKubeApi({ port: 0 }), startDynalite()]);
+    const kc = new KubeConfig();
+    kc.loadFromString(kube.kubeconfig());
+    api = kc.makeApiClient(CoreV1Api);
+  });
+  after(async () => {
+    await Promise.all([kube.stop(), db.stop()]);
+  });
+
+  const recorder = (doc: DocumentClient = db.doc, core: CoreV1Api = api, onError?: (error: unknown) => void) =>
+    new KubeEventRecorder({
+      api: core,
+      component: COMPONENT,
+      cluster: CLUSTER,
+      doc,
+      table: db.tables.control,
+      now: () => clock,
+      onError: onError ?? ((error) => assert.fail(`recording failed: ${String(error)}`)),
+    });
+  const claimNamed = (name: string, namespace = 'default'): InvolvedObject => ({
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name, namespace, uid: `uid-${name}`, resourceVersion: '7' },
+  });
+  const eventsOf = async (name: string): Promise<CoreV1Event[]> =>
+    (await api.listNamespacedEvent({ namespace: 'default' })).items.filter((e) => e.involvedObject.name === name);
+  const itemOf = async (object: InvolvedObject): Promise<StoredItem> => {
+    const { Item } = await db.doc.send(new GetCommand({ TableName: db.tables.control, Key: { pk: keysOf(object, 'Normal', 'x').pk }, ConsistentRead: true }));
+    assert.ok(Item, 'the (source, object) item exists');
+    return Item as StoredItem;
+  };
+
+  test('(1) a new event, a dedup (count+1), an aggregated one, a re-create after 404 and a spam drop: one GetItem and one PutItem each', async () => {
+    const counted = counting(db.doc);
+    const r = recorder(counted.doc);
+    const claim = claimNamed('counted');
+    const step = async (what: string, reason: string, message: string) => {
+      clock += 1000;
+      await r.event(claim, 'Warning', reason, message);
+      const gets = [...counted.gets];
+      assert.deepEqual(counted.take(), { GetCommand: 1, PutCommand: 1 }, what);
+      assert.equal(gets[0].ConsistentRead, true, `${what}: the read is consistent`);
+    };
+
+    await step('new event', 'ProvisioningFailed', 'storageclass "gold" not found');
+    await step('dedup', 'ProvisioningFailed', 'storageclass "gold" not found');
+    assert.deepEqual((await eventsOf('counted')).map((e) => e.count), [2]);
+
+    // Nine distinct messages for one reason stand alone; the 10th is combined, the 11th patches the combined one.
+    for (let i = 1; i < AGGREGATE_MAX_EVENTS; i++) await step(`distinct message ${i}`, 'FailedBinding', `attempt ${i}`);
+    await step('aggregated (creates the combined Event)', 'FailedBinding', `attempt ${AGGREGATE_MAX_EVENTS}`);
+    await step('aggregated (patches the combined Event)', 'FailedBinding', `attempt ${AGGREGATE_MAX_EVENTS + 1}`);
+    const combined = (await eventsOf('counted')).filter((e) => e.message?.startsWith(COMBINED_PREFIX));
+    assert.deepEqual(combined.map((e) => [e.count, e.message]), [[2, `${COMBINED_PREFIX}attempt ${AGGREGATE_MAX_EVENTS + 1}`]]);
+
+    const [first] = (await eventsOf('counted')).filter((e) => e.reason === 'ProvisioningFailed');
+    await api.deleteNamespacedEvent({ name: first.metadata!.name!, namespace: 'default' });
+    await step('re-created after a 404 on the patch', 'ProvisioningFailed', 'storageclass "gold" not found');
+    const again = (await eventsOf('counted')).filter((e) => e.reason === 'ProvisioningFailed');
+    assert.deepEqual(again.map((e) => [e.metadata?.name, e.count]), [[first.metadata?.name, 3]]);
+
+    // 14 events so far: spend the rest of the burst, then one more is dropped.
+    for (let spent = 14; spent < SPAM_BURST; spent++) {
+      clock += 10;
+      await r.event(claim, 'Warning', 'ProvisioningFailed', 'storageclass "gold" not found');
+    }
+    counted.take();
+    clock += 10;
+    await step('dropped by the spam filter (the aggregate window is still kept)', 'ProvisioningFailed', 'storageclass "gold" not found');
+    assert.equal((await eventsOf('counted')).find((e) => e.reason === 'ProvisioningFailed')?.count, 3 + SPAM_BURST - 14);
+    assert.equal(counted.conflicts, 0);
+  });
+
+  test('(2) two containers recording the same event at once: one Event, no lost count', async () => {
+    const meet = barrier(2);
+    const a = counting(db.doc, meet);
+    const b = counting(db.doc, meet);
+    const logged = logging(api);
+    const claim = claimNamed('raced');
+    clock += 1000;
+    // Both read before either writes (the barrier holds each read's answer until the other has one).
+    await Promise.all([recorder(a.doc, logged.api).event(claim, 'Normal', 'Provisioning', 'provisioning'), recorder(b.doc, logged.api).event(claim, 'Normal', 'Provisioning', 'provisioning')]);
+    assert.equal(a.conflicts + b.conflicts, 1, 'one write lost the race and decided again');
+    let list = await eventsOf('raced');
+    assert.equal(list.length, 1);
+    assert.equal(list[0].count, 2);
+    assert.deepEqual(new Set(logged.sent.map((s) => s.count)), new Set([1, 2]), 'each decision sent once: create with 1, patch with 2');
+    assert.equal((await itemOf(claim)).version, 2);
+
+    // The same for a dedup: both read count 2.
+    const meetAgain = barrier(2);
+    const c = counting(db.doc, meetAgain);
+    const d = counting(db.doc, meetAgain);
+    logged.sent.length = 0;
+    clock += 1000;
+    await Promise.all([recorder(c.doc, logged.api).event(claim, 'Normal', 'Provisioning', 'provisioning'), recorder(d.doc, logged.api).event(claim, 'Normal', 'Provisioning', 'provisioning')]);
+    assert.equal(c.conflicts + d.conflicts, 1);
+    assert.deepEqual(logged.sent.map((s) => s.count).sort(), [3, 4], 'counts 3 and 4 each sent once');
+    assert.deepEqual(Object.values((await itemOf(claim)).events).map((e) => e.count), [4]);
+    list = await eventsOf('raced');
+    assert.equal(list.length, 1);
+  });
+
+  test('(3) the spam filter is shared: the 26th event about one object is dropped whichever container sends it', async () => {
+    const recorders = [recorder(), recorder()];
+    const claim = claimNamed('spammy');
+    for (let i = 0; i < 30; i++) {
+      clock += 10;
+      await recorders[i % 2].event(claim, 'Normal', 'FailedBinding', 'no persistent volumes available for this claim');
+    }
+    assert.deepEqual((await eventsOf('spammy')).map((e) => e.count), [SPAM_BURST]);
+
+    // Pairs at once from two containers: still exactly SPAM_BURST decisions reach the API.
+    const logged = logging(api);
+    const other = claimNamed('spammy-racing');
+    for (let i = 0; i < 15; i++) {
+      clock += 10;
+      await Promise.all([0, 1].map(() => recorder(db.doc, logged.api).event(other, 'Normal', 'FailedBinding', 'no persistent volumes available for this claim')));
+    }
+    const counts = [...new Set(logged.sent.map((s) => s.count))].sort((x, y) => x - y);
+    assert.deepEqual(counts, Array.from({ length: SPAM_BURST }, (_, i) => i + 1), 'counts 1..25 each decided once, the rest dropped');
+    const item = await itemOf(other);
+    assert.ok(item.tokens < 1, `the bucket is empty (${item.tokens})`);
+    assert.deepEqual(Object.values(item.events).map((e) => e.count), [SPAM_BURST]);
+    assert.equal((await eventsOf('spammy-racing')).length, 1);
+  });
+
+  test('(4) the item stays bounded: many distinct messages and reasons, long names; lapsed entries go on the next write', async () => {
+    const claim = claimNamed('n'.repeat(253));
+    const r = recorder();
+    let largest = 0;
+    const measure = async () => {
+      const item = await itemOf(claim);
+      largest = Math.max(largest, Buffer.byteLength(JSON.stringify(item)));
+      return item;
+    };
+    // 400 distinct messages for one reason: one aggregate of 10 hashes; 9 plain Events and the combined one.
+    for (let i = 0; i < 400; i++) {
+      clock += 1000;
+      await r.event(claim, 'Warning', 'ProvisioningFailed', `attempt ${i}: ${'x'.repeat(200)}`);
+      if (i % 50 === 0) await measure();
+    }
+    let item = await measure();
+    assert.deepEqual(Object.values(item.aggregates).map((a) => a.messages.length), [AGGREGATE_MAX_EVENTS]);
+    assert.equal(Object.keys(item.events).length, AGGREGATE_MAX_EVENTS);
+
+    // 300 reasons inside one aggregation window (dropped events count for aggregation too): capped.
+    for (let i = 0; i < 300; i++) {
+      clock += 1000;
+      await r.event(claim, 'Warning', `Reason${i}`, `message ${i}`);
+      if (i % 50 === 0) await measure();
+    }
+    item = await measure();
+    assert.equal(Object.keys(item.aggregates).length, 64, 'the aggregates are capped at 64, the stalest dropped');
+    assert.ok(Object.keys(item.events).length <= SPAM_BURST + 12, `${Object.keys(item.events).length} events: bounded by the spam filter`);
+    assert.ok(largest < 64 * 1024, `the item peaked at ${largest} bytes as JSON`);
+
+    // Three hours on, everything has lapsed and the bucket is full: the next write keeps only what it records.
+    clock += 3 * 3_600_000;
+    await r.event(claim, 'Normal', 'Provisioning', 'provisioning');
+    item = await measure();
+    assert.equal(Object.keys(item.aggregates).length, 1);
+    assert.deepEqual(Object.values(item.events).map((e) => e.count), [1]);
+    assert.equal(item.tokens, SPAM_BURST - 1, 'the bucket refilled');
+    assert.ok(Buffer.byteLength(JSON.stringify(item)) < 1024, 'a one-event item is under 1 KB (one write unit)');
+    assert.equal(item.expiresAt, Math.ceil((clock + 7_500_000) / 1000), 'TTL when the bucket is full again (the latest part to lapse)');
+  });
+
+  test('records of the previous layout (eventspam#, eventagg#, per-key event#) and a version-less item are ignored', async () => {
+    const claim = claimNamed('upgraded');
+    const message = 'waiting for a volume to be created';
+    const { spamKey, aggregateKey, pk } = keysOf(claim, 'Normal', 'ExternalProvisioning');
+    const expiresAt = Math.ceil(clock / 1000) + 3600;
+    const old = [
+      { pk: `eventspam#${CLUSTER}#${sha(spamKey)}`, tokens: 0, updatedAt: clock, expiresAt },
+      { pk: `eventagg#${CLUSTER}#${sha(aggregateKey)}`, localKeys: new Set(Array.from({ length: 12 }, (_, i) => `k${i}`)), lastTimestamp: clock, expiresAt },
+      { pk: `event#${CLUSTER}#${sha(JSON.stringify([aggregateKey, message]))}`, name: 'upgraded.gone', namespace: 'default', count: 7, firstTimestamp: clock, validUntil: clock + 3_600_000, expiresAt },
+      { pk, tokens: 0, updatedAt: clock, expiresAt },
+    ];
+    for (const Item of old) await db.doc.send(new PutCommand({ TableName: db.tables.control, Item }));
+    const counted = counting(db.doc);
+    clock += 1000;
+    await recorder(counted.doc).event(claim, 'Normal', 'ExternalProvisioning', message);
+    assert.deepEqual(counted.take(), { GetCommand: 1, PutCommand: 1 });
+    const list = await eventsOf('upgraded');
+    assert.deepEqual(list.map((e) => [e.count, e.message]), [[1, message]], 'not dropped, not combined, not a patch of the old name');
+    assert.notEqual(list[0].metadata?.name, 'upgraded.gone');
+    assert.equal((await itemOf(claim)).version, 1);
+  });
+
+  test('state first: an API failure after the write loses that send; the next repeat re-creates the Event under the stored name', async () => {
+    const claim = claimNamed('crashy');
+    const errors: unknown[] = [];
+    kube.faults.inject({ verb: 'create', resource: 'events', count: 1, status: 500, message: 'etcd is sad' });
+    clock += 1000;
+    await recorder(db.doc, api, (error) => errors.push(error)).event(claim, 'Normal', 'Provisioning', 'provisioning');
+    assert.equal(errors.length, 1, 'the failed create went to onError');
+    assert.equal((await eventsOf('crashy')).length, 0);
+    const [stored] = Object.values((await itemOf(claim)).events);
+    assert.equal(stored.count, 1, 'the decision was stored before the call');
+
+    clock += 1000;
+    await recorder().event(claim, 'Normal', 'Provisioning', 'provisioning');
+    const list = await eventsOf('crashy');
+    assert.deepEqual(list.map((e) => [e.metadata?.name, e.count]), [[stored.name, 2]]);
+  });
+});
