@@ -1,16 +1,32 @@
 /**
- * Lambda entry point of the binder (the upstream PersistentVolume controller): the binder queue (PVC,
- * PV and StorageClass events) → {@link createBinderController} through the shared SQS FIFO runtime,
- * events recorded as `persistentvolume-controller`. Nothing is built at import.
+ * Lambda entry point of the binder (the upstream PersistentVolume controller): the binder queue (PVC, PV and
+ * StorageClass events) through the reconcile runtime into {@link createBinderController}, events recorded as
+ * `persistentvolume-controller`. Nothing but the logger and metrics is built at import.
  */
-import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { createSqsHandler, type SqsHandler } from '../lib/runtime/handler.ts';
-import { createBinderController } from '../lib/binder/controller.ts';
+import middy from '@middy/core';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { COMPONENT } from '../lib/binder/constants.ts';
+import { createBinderController, CONTROLLER_WRITER } from '../lib/binder/controller.ts';
+import { reconcileBatch } from '../lib/runtime/handler.ts';
+import { claimflow, entryPoint } from '../lib/runtime/middleware.ts';
+import { createLogger, createMetrics } from '../lib/runtime/observability.ts';
+import { SqsRuntime } from '../lib/runtime/runtime.ts';
 
-let built: SqsHandler | undefined;
+const logger = createLogger(CONTROLLER_WRITER);
+const metrics = createMetrics(CONTROLLER_WRITER);
 
-export async function handler(event: SQSEvent, context?: Context): Promise<SQSBatchResponse> {
-  built ??= createSqsHandler(createBinderController(), { component: COMPONENT, requiresSynced: ['PersistentVolumeClaim', 'PersistentVolume', 'StorageClass'] });
-  return built(event, context);
-}
+const binder = () =>
+  new SqsRuntime(createBinderController(), {
+    logger,
+    metrics,
+    component: COMPONENT,
+    requiresSynced: ['PersistentVolumeClaim', 'PersistentVolume', 'StorageClass'],
+  });
+
+export const handler = entryPoint(
+  middy(reconcileBatch)
+    .use(injectLambdaContext(logger))
+    .use(logMetrics(metrics, { captureColdStartMetric: true }))
+    .use(claimflow(binder)),
+);

@@ -1,16 +1,23 @@
 /**
  * Lambda entry point of the shared volume controller (StorageOS api-manager `sharedvolume`): two event shapes.
  * - An SQS batch from the shared-volume queue (VolumeAttachment, PVC, Service and Endpoints events) → an
- *   immediate reconcile of the volumes concerned, through the shared SQS FIFO runtime.
+ *   immediate reconcile of the volumes concerned, through the reconcile runtime.
  * - The scheduled event (`{"action":"poll"}`, every minute) → poll at `SHARED_VOLUME_POLL_INTERVAL_MS` until
  *   shortly before the invocation must end (the next one's due time or the Lambda timeout), as the cluster's one
  *   poll owner, handing over to the next invocation when it stops.
- * Configuration: `lib/shared-volume/config.ts` (`SHARED_VOLUME_*`) and the storage API variables. Nothing is
- * built at import.
+ * Configuration: `lib/shared-volume/config.ts` (`SHARED_VOLUME_*`) and the storage API variables. The first
+ * invocation reads it and creates the clients.
  */
-import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { createSqsHandler, type SqsHandler } from '../lib/runtime/handler.ts';
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import middy from '@middy/core';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import { runBatch } from '../lib/runtime/handler.ts';
+import { claimflow, entryPoint, lambdaContextOf, type ClaimflowContext } from '../lib/runtime/middleware.ts';
+import { createLogger, createMetrics } from '../lib/runtime/observability.ts';
+import { SqsRuntime } from '../lib/runtime/runtime.ts';
 import { sharedVolumeConfigFromEnv } from '../lib/shared-volume/config.ts';
+import { CONTROLLER_NAME } from '../lib/shared-volume/constants.ts';
 import {
   createScheduledPoller,
   createSharedVolumeController,
@@ -21,24 +28,30 @@ import {
 } from '../lib/shared-volume/controller.ts';
 import { createStorageClientFromEnv } from '../lib/storage/storageos/from-env.ts';
 
-interface Built {
-  sqs: SqsHandler;
-  poll: (event: ScheduledPollEvent, context?: Context) => Promise<ScheduledPollSummary>;
-}
+const logger = createLogger(CONTROLLER_NAME);
+const metrics = createMetrics(CONTROLLER_NAME);
 
-let built: Built | undefined;
-
-function build(): Built {
+const sharedVolume = () => {
   const config = sharedVolumeConfigFromEnv(process.env);
   const storage = createStorageClientFromEnv(process.env);
   return {
-    sqs: createSqsHandler(createSharedVolumeController({ storage, config }), sharedVolumeRuntimeOptions()),
+    reconciler: new SqsRuntime(createSharedVolumeController({ storage, config }), { logger, metrics, ...sharedVolumeRuntimeOptions() }),
     poll: createScheduledPoller({ storage, config }),
   };
+};
+
+/** A poll for the scheduled event, a reconcile of every record for an SQS batch. */
+async function pollOrReconcile(
+  event: SQSEvent | ScheduledPollEvent,
+  context: ClaimflowContext<ReturnType<typeof sharedVolume>>,
+): Promise<SQSBatchResponse | ScheduledPollSummary> {
+  const { reconciler, poll } = context.claimflow;
+  return isScheduledPoll(event) ? poll(event, lambdaContextOf(context)) : runBatch(reconciler, event, context);
 }
 
-export async function handler(event: SQSEvent | ScheduledPollEvent, context?: Context): Promise<SQSBatchResponse | ScheduledPollSummary> {
-  built ??= build();
-  if (isScheduledPoll(event)) return built.poll(event, context);
-  return built.sqs(event, context);
-}
+export const handler = entryPoint(
+  middy(pollOrReconcile)
+    .use(injectLambdaContext(logger))
+    .use(logMetrics(metrics, { captureColdStartMetric: true }))
+    .use(claimflow(sharedVolume)),
+);

@@ -18,11 +18,7 @@ export const hasAnnotation = (meta: { annotations?: Record<string, string> }, ke
   meta.annotations !== undefined && Object.hasOwn(meta.annotations, key);
 
 /** `GetPersistentVolumeClaimClass`: the beta annotation wins, then `spec.storageClassName`, else `""`. */
-export function getPersistentVolumeClaimClass(claim: PersistentVolumeClaim): string {
-  const ann = claim.metadata.annotations;
-  if (ann && Object.hasOwn(ann, ANN_BETA_STORAGE_CLASS)) return ann[ANN_BETA_STORAGE_CLASS];
-  return claim.spec.storageClassName ?? '';
-}
+export { getPersistentVolumeClaimClass } from '../kube/objects.ts';
 
 /** `PersistentVolumeClaimHasClass`: the annotation is present or `storageClassName` is set (`""` counts). */
 export function persistentVolumeClaimHasClass(claim: PersistentVolumeClaim): boolean {

@@ -8,10 +8,11 @@
  * what needs looking at, however many bound claims and volumes the cluster has (upstream walks its whole
  * informer cache; a DynamoDB read of every cached object each minute would grow with the cluster).
  */
-import { registerResync } from '../resync/registry.ts';
+import type { ResyncSource } from '../resync/source.ts';
 import { RESYNC_INDEX, resyncPk } from '../state/schema.ts';
 
-registerResync('binder', async function* binderResync(cluster, cache) {
+/** The binder's resync source (functions/resync.ts wires it as `binder`). */
+export const binderResync: ResyncSource = async function* binderResync(cluster, cache) {
   for (const kind of ['PersistentVolumeClaim', 'PersistentVolume'] as const) {
     for await (const entry of cache.queryIndex(RESYNC_INDEX, resyncPk(cluster, kind))) {
       const meta = entry.object.metadata ?? {};
@@ -19,4 +20,4 @@ registerResync('binder', async function* binderResync(cluster, cache) {
       yield { kind, key, uid: entry.uid, resourceVersion: String(entry.rv) };
     }
   }
-});
+};

@@ -1,100 +1,19 @@
 /**
- * Plain structural shapes of the objects the binder reads and writes: the JSON the API server
- * returns (timestamps are RFC 3339 strings), only the fields the PersistentVolume controller uses,
- * everything else carried through untouched.
+ * What the binder's sync functions decide (writes, events, enqueues) and the snapshots they decide from.
+ * The object shapes are the one model in lib/kube/objects.ts (re-exported here for the binder's callers).
  */
+import type { PersistentVolume, PersistentVolumeClaim, Pod, StorageClass } from '../kube/objects.ts';
 
-export interface ObjectMeta {
-  name: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  creationTimestamp?: string;
-  deletionTimestamp?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  finalizers?: string[];
-  [field: string]: unknown;
-}
-
-export interface ObjectReference {
-  kind?: string;
-  apiVersion?: string;
-  namespace?: string;
-  name?: string;
-  uid?: string;
-  resourceVersion?: string;
-}
-
-export interface LabelSelectorRequirement {
-  key: string;
-  operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist' | string;
-  values?: string[];
-}
-
-export interface LabelSelector {
-  matchLabels?: Record<string, string>;
-  matchExpressions?: LabelSelectorRequirement[];
-}
-
-export interface PersistentVolume {
-  apiVersion?: string;
-  kind?: string;
-  metadata: ObjectMeta;
-  spec: {
-    capacity?: Record<string, string>;
-    accessModes?: string[];
-    claimRef?: ObjectReference | null;
-    persistentVolumeReclaimPolicy?: string;
-    storageClassName?: string;
-    volumeMode?: string;
-    volumeAttributesClassName?: string;
-    csi?: { driver: string; volumeHandle: string; [field: string]: unknown };
-    nodeAffinity?: unknown;
-    [field: string]: unknown;
-  };
-  status?: { phase?: string; message?: string; reason?: string; [field: string]: unknown };
-}
-
-export interface PersistentVolumeClaim {
-  apiVersion?: string;
-  kind?: string;
-  metadata: ObjectMeta;
-  spec: {
-    accessModes?: string[];
-    resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
-    selector?: LabelSelector | null;
-    storageClassName?: string | null;
-    volumeName?: string;
-    volumeMode?: string;
-    volumeAttributesClassName?: string;
-    [field: string]: unknown;
-  };
-  status?: {
-    phase?: string;
-    accessModes?: string[];
-    capacity?: Record<string, string>;
-    currentVolumeAttributesClassName?: string;
-    [field: string]: unknown;
-  };
-}
-
-export interface StorageClass {
-  apiVersion?: string;
-  kind?: string;
-  metadata: ObjectMeta;
-  provisioner: string;
-  reclaimPolicy?: string;
-  volumeBindingMode?: string;
-  [field: string]: unknown;
-}
-
-/** The pod fields findNonScheduledPodsByPVC reads. */
-export interface Pod {
-  metadata: ObjectMeta;
-  spec?: { nodeName?: string; volumes?: Array<{ persistentVolumeClaim?: { claimName: string } }> };
-  status?: { phase?: string };
-}
+export type {
+  LabelSelector,
+  LabelSelectorRequirement,
+  ObjectMeta,
+  ObjectReference,
+  PersistentVolume,
+  PersistentVolumeClaim,
+  Pod,
+  StorageClass,
+} from '../kube/objects.ts';
 
 export type BinderKind = 'PersistentVolume' | 'PersistentVolumeClaim';
 

@@ -14,7 +14,7 @@
  * if (blocked) throw blocked;
  */
 import type { ObjectCache } from '../state/cache.ts';
-import type { ObjectMeta, PersistentVolume } from './objects.ts';
+import type { ObjectMeta, PersistentVolume } from '../kube/objects.ts';
 
 /** `storage.k8s.io/v1` VolumeAttachment, the fields the provisioner reads (its spec is immutable). */
 export interface VolumeAttachment {

@@ -13,11 +13,11 @@
  * }
  */
 import {
-  annAlphaSelectedNode, annBetaStorageProvisioner, annDynamicallyProvisioned, annSelectedNode, annStorageClass,
+  annAlphaSelectedNode, annBetaStorageProvisioner, annDynamicallyProvisioned, annSelectedNode,
   annStorageProvisioner, EventReason, finalizerPV, pvNamePrefix,
 } from './constants.ts';
 import { DelayRetryError, IgnoredError, InfeasibleError, StopProvisionError, StorageClassNotFoundError } from './errors.ts';
-import { deepCopy, type ObjectReference, type PersistentVolume, type PersistentVolumeClaim, type StorageClass } from './objects.ts';
+import { deepCopy, getPersistentVolumeClaimClass, type ObjectReference, type PersistentVolume, type PersistentVolumeClaim, type StorageClass } from '../kube/objects.ts';
 import {
   isBlockProvisioner, isQualifier, type MetricObservation, type ProvisionContext, type ProvisionerEvent,
   type Provisioner, type ProvisionOptions, type ProvisionResult, type VolumeNameHook,
@@ -123,10 +123,8 @@ export function getStorageProvisioner(claim: PersistentVolumeClaim): string | un
   return annotation(claim, annStorageProvisioner) ?? annotation(claim, annBetaStorageProvisioner);
 }
 
-/** The claim's class: the beta annotation when present, else `spec.storageClassName`, else `''`. */
-export function getClaimClass(claim: PersistentVolumeClaim): string {
-  return annotation(claim, annStorageClass) ?? claim.spec.storageClassName ?? '';
-}
+/** The claim's class: upstream's `GetPersistentVolumeClaimClass` (lib/kube/objects.ts). */
+export const getClaimClass = getPersistentVolumeClaimClass;
 
 /** The PV name for a claim: the hook's, or `pvc-<uid>`. */
 export function volumeName(config: CoreConfig, claim: PersistentVolumeClaim): string {

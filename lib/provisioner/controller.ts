@@ -28,7 +28,7 @@ import {
 import { EventReason } from './constants.ts';
 import { KubeWriter, PROVISIONER_WRITER } from './kube-writer.ts';
 import { emitObservations } from './metrics.ts';
-import type { PersistentVolume, PersistentVolumeClaim, StorageClass } from './objects.ts';
+import type { PersistentVolume, PersistentVolumeClaim, StorageClass } from '../kube/objects.ts';
 import { coreConfig, createProvisionedPVBackoff, DEFAULTS, timeMarginMsFromEnv, type ProvisionerOptions } from './options.ts';
 import { ClaimRecords, type ClaimRecordChange } from './records.ts';
 import { BackoffStore, QueueStore } from './store.ts';

@@ -11,7 +11,7 @@
 import { PatchStrategy, setHeaderOptions, type CoreV1Api } from '@kubernetes/client-node';
 import { isAlreadyExists, isNotFound, statusBody, statusCode } from '../kube/errors.ts';
 import type { CacheableObject, ObjectCache } from '../state/cache.ts';
-import type { PersistentVolume, PersistentVolumeClaim } from './objects.ts';
+import type { PersistentVolume, PersistentVolumeClaim } from '../kube/objects.ts';
 import type { PersistentVolumeCreator } from './store.ts';
 import { VolumeGoneError, type VolumeWriter } from './sync-volume.ts';
 

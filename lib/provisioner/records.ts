@@ -15,7 +15,7 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DocumentClient } from '../state/client.ts';
 import type { SlowRetry } from './claim.ts';
-import type { PersistentVolume, PersistentVolumeClaim } from './objects.ts';
+import type { PersistentVolume, PersistentVolumeClaim } from '../kube/objects.ts';
 import type { PendingVolumes } from './store.ts';
 
 export interface ClaimRecord {

@@ -18,25 +18,19 @@
  * held until `runUntil`, so of two concurrent invocations only one lists), and records it done
  * (`lastRunAt` = when that run started) only after every key it yielded was sent. A run that fails
  * partway gives the period back, so the next invocation lists again; one that dies (Lambda timeout)
- * holds it until `runUntil`. A period of 0 turns the resync off (as upstream). The module registers the
- * source at load when `PROVISIONER_QUEUE_URL` is set.
+ * holds it until `runUntil`. A period of 0 turns the resync off (as upstream). functions/resync.ts wires
+ * the source when `PROVISIONER_QUEUE_URL` is set.
  *
  * @example
- * // Registered only where the provisioner queue is configured (every deployed resync function has it:
-// serverless.yml sets PROVISIONER_QUEUE_URL for all functions); without it there is nowhere to enqueue.
-if (process.env[ENV.queueUrl.provisioner]) {
-  registerResync('provisioner', createProvisionerResync(() => provisionerOptionsFromEnv(process.env)));
-}
+ * const source = createProvisionerResync(() => provisionerOptionsFromEnv(process.env));
+ * for await (const item of source('c1', cache, { doc, tables })) console.log(item.kind, item.key);
  */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { ResyncItem, ResyncServices, ResyncSource } from '../resync/registry.ts';
-import { registerResync } from '../resync/registry.ts';
-import { ENV } from '../runtime/reconcile.ts';
+import type { ResyncItem, ResyncServices, ResyncSource } from '../resync/source.ts';
 import type { ObjectCache } from '../state/cache.ts';
 import type { DocumentClient } from '../state/client.ts';
 import { getClaimClass, getStorageProvisioner, knownProvisioner, type CoreConfig } from './claim.ts';
-import type { PersistentVolume, PersistentVolumeClaim } from './objects.ts';
-import { provisionerOptionsFromEnv } from './options.ts';
+import type { PersistentVolume, PersistentVolumeClaim } from '../kube/objects.ts';
 import { isProvisionerForVolume } from './volume.ts';
 
 /** What the resync needs to know: our names and the period. */
@@ -170,10 +164,4 @@ export function createProvisionerResync(config: () => ProvisionerResyncConfig, n
       if (!completed) await abandonResyncRun(doc, tables.control, run).catch(() => false);
     }
   };
-}
-
-// Registered only where the provisioner queue is configured (every deployed resync function has it:
-// serverless.yml sets PROVISIONER_QUEUE_URL for all functions); without it there is nowhere to enqueue.
-if (process.env[ENV.queueUrl.provisioner]) {
-  registerResync('provisioner', createProvisionerResync(() => provisionerOptionsFromEnv(process.env)));
 }

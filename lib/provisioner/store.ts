@@ -19,7 +19,7 @@
  */
 import { storeMessages, type StoreResult } from './claim.ts';
 import { EventReason } from './constants.ts';
-import type { PersistentVolume, PersistentVolumeClaim } from './objects.ts';
+import type { PersistentVolume, PersistentVolumeClaim } from '../kube/objects.ts';
 import type { VolumeStore } from './sync-claim.ts';
 import type { ProvisionContext, Provisioner } from './types.ts';
 

@@ -13,7 +13,7 @@
  * if (outcome.result === 'requeue') throw outcome.error;
  */
 import { afterProvision, afterSave, planClaimSync, type ClaimOutcome, type ClaimSnapshot, type CoreConfig, type StoreResult } from './claim.ts';
-import type { PersistentVolume, PersistentVolumeClaim } from './objects.ts';
+import type { PersistentVolume, PersistentVolumeClaim } from '../kube/objects.ts';
 import type { ProvisionContext, ProvisionerEvent, Provisioner, ProvisionResult } from './types.ts';
 
 /** Saves a provisioned PV (upstream `VolumeStore.StoreVolume`). */

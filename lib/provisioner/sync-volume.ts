@@ -16,7 +16,7 @@ import { canDeleteVolume, type VolumeAttachment, type VolumeAttachmentLister } f
 import { EventReason, finalizerPV } from './constants.ts';
 import type { CoreConfig } from './claim.ts';
 import { IgnoredError } from './errors.ts';
-import type { PersistentVolume } from './objects.ts';
+import type { PersistentVolume } from '../kube/objects.ts';
 import type { MetricObservation, ProvisionContext, ProvisionerEvent, Provisioner } from './types.ts';
 import { planVolumeSync, removeFinalizer, volumeMetricClass } from './volume.ts';
 

@@ -18,7 +18,7 @@
  *   async delete() {},
  * };
  */
-import type { PersistentVolume, PersistentVolumeClaim, StorageClass } from './objects.ts';
+import type { PersistentVolume, PersistentVolumeClaim, StorageClass } from '../kube/objects.ts';
 
 /**
  * What a failed or unfinished `provision` means for the claim [`controller.ProvisioningState`]:

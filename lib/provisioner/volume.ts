@@ -11,7 +11,7 @@
 import { annDynamicallyProvisioned, annMigratedTo, finalizerPV } from './constants.ts';
 import type { CoreConfig } from './claim.ts';
 import { knownProvisioner } from './claim.ts';
-import type { PersistentVolume } from './objects.ts';
+import type { PersistentVolume } from '../kube/objects.ts';
 import { isDeletionGuard, type ProvisionContext, type Provisioner } from './types.ts';
 
 /**

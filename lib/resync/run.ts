@@ -3,8 +3,8 @@
  * (a) parked backoff keys whose `dueAt` has passed go back to their controller's queue as REQUEUE messages,
  *     and are then taken off the due index (send first: a lost send must not lose the retry; a duplicate
  *     is collapsed by the FIFO dedup id, which carries the `dueAt`);
- * (b) every registered controller's level-triggered resync source is run per cluster and its keys are
- *     re-enqueued;
+ * (b) every controller's level-triggered resync source (`sources`, wired by functions/resync.ts) is run
+ *     per cluster and its keys are re-enqueued;
  * (c) the keys still parked are counted per controller and published as the `ParkedKeys` metric
  *     (parked.ts), which the stage's parked-keys alarm watches.
  */
@@ -17,7 +17,7 @@ import { ObjectCache } from '../state/cache.ts';
 import type { DocumentClient } from '../state/client.ts';
 import type { TableNames } from '../state/schema.ts';
 import { countParkedKeys, publishParkedKeys } from './parked.ts';
-import { registeredResyncs, type ResyncSource } from './registry.ts';
+import type { ResyncSource } from './source.ts';
 import { RequeueSender } from './sender.ts';
 
 export interface ResyncOptions {
@@ -28,8 +28,8 @@ export interface ResyncOptions {
   queueUrls: Record<string, string | undefined>;
   /** Cluster ids the level-triggered sources run for. */
   clusters: readonly string[];
-  /** Default: the global registry. */
-  sources?: ReadonlyMap<string, ResyncSource>;
+  /** Each controller's resync source, by controller name (the name of its queue in `queueUrls`). */
+  sources: ReadonlyMap<string, ResyncSource>;
   /** Most parked keys re-enqueued per run (default 5000). */
   maxDue?: number;
   now?: () => number;
@@ -85,7 +85,7 @@ export async function runResync(options: ResyncOptions): Promise<ResyncReport> {
   }
 
   const cache = new ObjectCache(options.doc, options.tables.cache, { now });
-  for (const [controller, source] of options.sources ?? registeredResyncs()) {
+  for (const [controller, source] of options.sources) {
     const queueUrl = options.queueUrls[controller];
     if (!queueUrl) {
       report.errors.push(`${controller}: no queue URL`);

@@ -4,7 +4,8 @@
  * per record by the handler.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
-import { Metrics } from '@aws-lambda-powertools/metrics';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { forbiddenRequest } from '../kube/errors.ts';
 
 /** The metrics namespace every claimflow function publishes to. */
 export const METRICS_NAMESPACE = 'claimflow';
@@ -39,4 +40,30 @@ export function createLogger(controller: string): Logger {
 /** EMF metrics with the `controller` dimension. */
 export function createMetrics(controller: string): Metrics {
   return new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'claimflow', defaultDimensions: { controller } });
+}
+
+/**
+ * Counts one `name` under extra `dimensions` alone: what is stored is flushed first and the datapoint is
+ * flushed at once, so the dimensions name only this metric.
+ */
+export function countWithDimensions(metrics: Metrics, name: string, dimensions: Record<string, string>): void {
+  metrics.publishStoredMetrics();
+  for (const [key, value] of Object.entries(dimensions)) metrics.addDimension(key, value);
+  metrics.addMetric(name, MetricUnit.Count, 1);
+  metrics.publishStoredMetrics();
+  metrics.clearDimensions();
+}
+
+/**
+ * An RBAC denial is a missing permission, not a transient failure: say which verb on which resource, loudly
+ * (an error log line `forbidden: <verb> <resource>` and a `Forbidden` metric with `verb` and `resource`
+ * dimensions). The caller still retries with backoff, so the work converges once the role is fixed.
+ */
+export function reportForbidden(metrics: Metrics, log: Logger, error: unknown): void {
+  const denied = forbiddenRequest(error);
+  if (!denied) return;
+  countWithDimensions(metrics, METRIC.forbidden, { verb: denied.verb, resource: denied.qualifiedResource });
+  log.error(`forbidden: ${denied.verb} ${denied.qualifiedResource}`, {
+    verb: denied.verb, resource: denied.qualifiedResource, namespace: denied.namespace, name: denied.name, user: denied.user, error: denied.message,
+  });
 }

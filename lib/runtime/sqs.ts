@@ -10,3 +10,12 @@ export function createSqsClient(config: SQSClientConfig = {}, env: NodeJS.Proces
   const local = Boolean(env.AWS_ENDPOINT_URL_SQS || env.AWS_ENDPOINT_URL || config.endpoint);
   return new SQSClient({ ...(local ? { useQueueUrlAsEndpoint: false } : {}), ...config });
 }
+
+/** `arn:aws:sqs:<region>:<account>:<name>` → the queue URL. */
+export function queueUrlFromArn(arn: string): string | undefined {
+  const parts = arn.split(':');
+  if (parts.length !== 6 || parts[2] !== 'sqs') return undefined;
+  const [, partition, , region, account, name] = parts;
+  const domain = partition === 'aws-cn' ? 'amazonaws.com.cn' : 'amazonaws.com';
+  return `https://sqs.${region}.${domain}/${account}/${name}`;
+}

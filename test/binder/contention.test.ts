@@ -17,7 +17,6 @@ import { MESSAGE_VERSION } from '../../lib/runtime/message.ts';
 import { createSqsHandler, type SqsHandler } from '../../lib/runtime/handler.ts';
 import { RequeueSender } from '../../lib/resync/sender.ts';
 import { runResync } from '../../lib/resync/run.ts';
-import '../../lib/resync/registrations.ts';
 import { createBinderController } from '../../lib/binder/controller.ts';
 import { COMPONENT } from '../../lib/binder/constants.ts';
 import { eventually, startTestStack, type Stack } from '../support/stack.ts';

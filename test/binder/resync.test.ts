@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import '../../lib/binder/resync.ts';
-import { registeredResyncs } from '../../lib/resync/registry.ts';
+import { binderResync } from '../../lib/binder/resync.ts';
 import { ObjectCache } from '../../lib/state/cache.ts';
 import { startDynalite, type Dynalite } from '../support/dynalite.ts';
 
@@ -38,8 +38,7 @@ it('re-enqueues pending claims and Released/Failed volumes only', async () => {
   await cache.put('c1', 'PersistentVolumeClaim', gone);
   await cache.remove('c1', 'PersistentVolumeClaim', gone, rv++);
 
-  const source = registeredResyncs().get('binder');
-  assert.ok(source, 'the binder registers a resync source');
+  const source = binderResync;
   const items = [];
   for await (const item of source('c1', cache, { doc: db.doc, tables: db.tables })) items.push(item);
   assert.deepEqual(
@@ -81,7 +80,7 @@ it('reads only what it re-enqueues: 300 bound claims and volumes cost nothing', 
     },
   } as typeof db.doc, db.tables.cache);
   const items = [];
-  for await (const item of registeredResyncs().get('binder')!('big', counted, { doc: db.doc, tables: db.tables })) items.push(`${item.kind} ${item.key}`);
+  for await (const item of binderResync('big', counted, { doc: db.doc, tables: db.tables })) items.push(`${item.kind} ${item.key}`);
   assert.deepEqual(items.sort(), ['PersistentVolume freed', 'PersistentVolumeClaim ns/waiting']);
   assert.equal(itemsRead, 2, 'the resync index holds just the two');
 });

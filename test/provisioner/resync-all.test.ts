@@ -15,7 +15,7 @@ import { after, before, describe, it } from 'node:test';
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { runResync } from '../../lib/resync/run.ts';
-import type { ResyncSource } from '../../lib/resync/registry.ts';
+import type { ResyncSource } from '../../lib/resync/source.ts';
 import { createSqsHandler } from '../../lib/runtime/handler.ts';
 import type { ClusterEvent } from '../../lib/runtime/message.ts';
 import { createMetrics } from '../../lib/runtime/observability.ts';

@@ -14,11 +14,11 @@ import { createSqsHandler } from '../../lib/runtime/handler.ts';
 import { MESSAGE_VERSION, type ClusterEvent, type WatchedKind } from '../../lib/runtime/message.ts';
 import { createMetrics } from '../../lib/runtime/observability.ts';
 import { SyncMarkers } from '../../lib/state/sync.ts';
-import { registeredResyncs } from '../../lib/resync/registry.ts';
+import { resyncSources } from '../../functions/resync.ts';
 import { runResync } from '../../lib/resync/run.ts';
 import { createProvisionerController, runtimeOptionsFor } from '../../lib/provisioner/controller.ts';
 import { provisionerOptionsFromEnv } from '../../lib/provisioner/options.ts';
-import type { ResyncSource } from '../../lib/resync/registry.ts';
+import type { ResyncSource } from '../../lib/resync/source.ts';
 import { StorageOSProvisioner, STORAGEOS_DRIVER } from '../../lib/provisioner/provisioners/storageos.ts';
 import { startRuntimeFixture, type RuntimeFixture } from '../runtime/harness.ts';
 import { CLUSTER, startProvisionerStack, type ProvisionerStack } from './stack.ts';
@@ -41,9 +41,8 @@ describe('provisioner resync: keys given up on come back after the period', () =
   let source: ResyncSource;
 
   before(async () => {
-    // The registration needs the queue URL at load (the deployed resync function has it).
+    // functions/resync.ts wires the provisioner's source when its queue URL is set (the deployed function has it).
     process.env.PROVISIONER_QUEUE_URL ??= 'https://sqs.invalid/provisioner.fifo';
-    await import('../../lib/resync/registrations.ts');
     const { createProvisionerResync } = await import('../../lib/provisioner/resync.ts');
     source = createProvisionerResync(() => options, () => clock);
     stack = await startProvisionerStack();
@@ -100,8 +99,8 @@ describe('provisioner resync: keys given up on come back after the period', () =
 
   const gaveUp = (name: string) => stack.recorder.events.some((e) => e.object.metadata?.name === name && e.reason === 'RetryThresholdExceeded');
 
-  it('is registered for the resync function', () => {
-    assert.equal(typeof registeredResyncs().get('provisioner'), 'function');
+  it('is wired into the resync function', () => {
+    assert.equal(typeof resyncSources(process.env).get('provisioner'), 'function');
   });
 
   it('re-enqueues a claim and a Released Delete volume given up on, once per period, and they then succeed', async () => {

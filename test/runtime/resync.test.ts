@@ -4,11 +4,12 @@ import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { createSqsHandler } from '../../lib/runtime/handler.ts';
 import { ClusterEventSchema, messageGroupId } from '../../lib/runtime/message.ts';
 import type { Controller } from '../../lib/runtime/reconcile.ts';
-import { registerResync, registeredResyncs, unregisterResync, type ResyncSource } from '../../lib/resync/registry.ts';
+import { binderResync } from '../../lib/binder/resync.ts';
+import type { ResyncSource } from '../../lib/resync/source.ts';
 import { runResync } from '../../lib/resync/run.ts';
 import { BackoffStore } from '../../lib/state/backoff.ts';
 import { ObjectCache } from '../../lib/state/cache.ts';
-import { queueUrls, clusterIds } from '../../functions/resync.ts';
+import { queueUrls, clusterIds, resyncSources } from '../../functions/resync.ts';
 import { CapturedMetrics, silentLogger, startRuntimeFixture, type RuntimeFixture } from './harness.ts';
 
 describe('resync: parked retries and level-triggered sources → REQUEUE messages', () => {
@@ -120,12 +121,12 @@ describe('resync: parked retries and level-triggered sources → REQUEUE message
     assert.equal(await backoff.get({ controller: 'binder', cluster: 'c1', kind: 'PersistentVolume', key: 'pv-1' }), undefined);
   });
 
-  test('registry and environment helpers', () => {
-    const source: ResyncSource = async function* () {};
-    registerResync('test-controller', source);
-    assert.equal(registeredResyncs().get('test-controller'), source);
-    assert.equal(unregisterResync('test-controller'), true);
-    assert.equal(registeredResyncs().has('test-controller'), false);
+  test('the resync function wires each controller\'s exported source; environment helpers', () => {
+    assert.deepEqual([...resyncSources({}).keys()], ['binder']);
+    assert.equal(resyncSources({}).get('binder'), binderResync);
+    const both = resyncSources({ PROVISIONER_QUEUE_URL: 'http://q/provisioner.fifo' });
+    assert.deepEqual([...both.keys()], ['binder', 'provisioner']);
+    assert.equal(typeof both.get('provisioner'), 'function');
     assert.deepEqual(clusterIds({ CLUSTERS: '{"prod":{"eks":{"name":"p"}},"dev":{"kubeconfig":"/k"}}' }), ['prod', 'dev']);
     assert.deepEqual(clusterIds({ CLUSTER_ID: 'local' }), ['local']);
     assert.deepEqual(queueUrls({ BINDER_QUEUE_URL: 'http://q/binder.fifo' }), {

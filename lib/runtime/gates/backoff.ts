@@ -1,0 +1,38 @@
+/**
+ * Gate `backoff`: reads the key's backoff record and its cache entry in one request (the entry becomes
+ * `request.cached`). A REQUEUE or a redelivery that arrives before the record's `nextAttemptAt` waits again;
+ * a fresh watch event goes through, as upstream's `queue.Add` bypasses the rate limiter.
+ *
+ * @example
+ * // REQUEUE, nextAttemptAt in 10 s ⇒ { kind: 'wait', delayMs: 10000 }; ADDED ⇒ next()
+ */
+import type { SQSRecord } from 'aws-lambda';
+import type { BackoffRecord } from '../../state/backoff.ts';
+import { readKeyState } from '../../state/key-state.ts';
+import type { ClusterEventType } from '../message.ts';
+import { parsedOf, type Gate } from '../job.ts';
+import type { SqsRuntime } from '../runtime.ts';
+
+/** Early arrivals within this much of `nextAttemptAt` go through. */
+const GATE_SLACK_MS = 1000;
+
+/** How long a record must still wait for its key's next attempt (0: go). */
+export function backoffWaitMs(known: BackoffRecord | null, type: ClusterEventType, record: SQSRecord, now: number): number {
+  if (!known) return 0;
+  const early = known.nextAttemptAt - now;
+  const receiveCount = Number(record.attributes.ApproximateReceiveCount) || 1;
+  return early > GATE_SLACK_MS && (type === 'REQUEUE' || receiveCount > 1) ? early : 0;
+}
+
+export function backoff<Ctx>(rt: SqsRuntime<Ctx>): Gate {
+  return async (job, next) => {
+    const { request, id, event } = parsedOf(job);
+    const s = rt.services;
+    const state = await readKeyState({ doc: s.doc, tables: s.tables, backoff: s.backoff, cache: s.cache }, id);
+    request.cached = state.cached ?? null;
+    job.known = state.backoff ?? null;
+    const delayMs = backoffWaitMs(job.known, event.type, job.record, rt.now());
+    if (delayMs > 0) return { kind: 'wait', delayMs, why: 'backoff: next attempt not due yet' };
+    return next();
+  };
+}
