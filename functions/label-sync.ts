@@ -17,6 +17,7 @@ import { claimflow, entryPoint, lambdaContextOf, type ClaimflowContext } from '.
 import { createLogger, createMetrics } from '../lib/runtime/observability.ts';
 import { SqsRuntime } from '../lib/runtime/runtime.ts';
 import { ObjectCache } from '../lib/state/cache.ts';
+import { indexAttributes } from '../lib/kube/cache-index.ts';
 import { createDocumentClient } from '../lib/state/client.ts';
 import { tableNames } from '../lib/state/schema.ts';
 import { createStorageClientFromEnv } from '../lib/storage/storageos/from-env.ts';
@@ -47,7 +48,7 @@ async function reconcileOrResync(
   if (isSqsEvent(event)) return runBatch(reconciler, event, context);
   const lambda = lambdaContextOf(context);
   return runLabelResync({
-    cache: new ObjectCache(resync.doc, resync.tables.cache),
+    cache: new ObjectCache(resync.doc, resync.tables.cache, { indexer: indexAttributes }),
     // built only when a cluster's resync is due: an idle tick is one conditional write per cluster
     storage: resync.storageClient,
     slots: new LabelResyncSlots(resync.doc, resync.tables.control),

@@ -15,6 +15,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { SNSClient } from '@aws-sdk/client-sns';
 import { ObjectCache } from '../state/cache.ts';
+import { indexAttributes } from '../kube/cache-index.ts';
 import { createEventReview } from './review.ts';
 import type { DocumentClient } from '../state/client.ts';
 import type { TableNames } from '../state/schema.ts';
@@ -87,7 +88,7 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
   const logger = options.logger ?? new Logger({ serviceName: 'claimflow-forwarder' });
   const metrics = new ForwarderMetrics({ defaultMetrics: options.defaultMetrics });
   const kube = new KubeTransport(options.kubeConfig);
-  const cache = new ObjectCache(options.doc, options.tables.cache, { tombstoneTtlSeconds: options.tombstoneTtlSeconds });
+  const cache = new ObjectCache(options.doc, options.tables.cache, { tombstoneTtlSeconds: options.tombstoneTtlSeconds, indexer: indexAttributes });
   const sync = new SyncMarkers(options.doc, options.tables.control);
   const kinds = new Set(options.kinds ?? watchedResources().map((r) => r.kind));
   const resources = watchedResources(options.serviceSelector).filter((r) => kinds.has(r.kind));

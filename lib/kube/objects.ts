@@ -145,11 +145,19 @@ export interface Pod {
   status?: { phase?: string };
 }
 
-/** Upstream's `GetPersistentVolumeClaimClass`: the beta annotation wins, then `spec.storageClassName`, else `""`. */
-export function getPersistentVolumeClaimClass(claim: Pick<PersistentVolumeClaim, 'metadata' | 'spec'>): string {
-  const annotations = claim.metadata.annotations;
+/**
+ * Upstream's `GetPersistentVolumeClaimClass` (component-helpers/storage/volume): the beta annotation wins
+ * when present (even empty), then `spec.storageClassName`, else `""`. The one implementation of the rule:
+ * the controllers and the cache's pending-claim index (lib/kube/cache-index.ts) all call it, so it accepts
+ * cached JSON missing `metadata` or `spec`.
+ */
+export function getPersistentVolumeClaimClass(claim: {
+  metadata?: { annotations?: Record<string, string> };
+  spec?: { storageClassName?: string | null };
+}): string {
+  const annotations = claim.metadata?.annotations;
   if (annotations && Object.hasOwn(annotations, AnnBetaStorageClass)) return annotations[AnnBetaStorageClass];
-  return claim.spec.storageClassName ?? '';
+  return claim.spec?.storageClassName ?? '';
 }
 
 /** A deep copy: objects from the cache are plain JSON, so this is exact. */

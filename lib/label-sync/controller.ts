@@ -9,6 +9,7 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { RuntimeContext } from '../runtime/handler.ts';
 import type { Controller } from '../runtime/reconcile.ts';
 import { ObjectCache } from '../state/cache.ts';
+import { indexAttributes } from '../kube/cache-index.ts';
 import type { NodeLabels } from '../storage/types.ts';
 import type { LabelSyncConfig } from './config.ts';
 import { ensureNodeLabels, LabelSyncError } from './ensure.ts';
@@ -50,7 +51,7 @@ export function labelSyncContext(storage: () => NodeLabels, config: LabelSyncCon
     storage: storage(),
     config,
     observed: new ObservedNodes(runtime.doc, runtime.tables.control),
-    cache: new ObjectCache(runtime.doc, runtime.tables.cache),
+    cache: new ObjectCache(runtime.doc, runtime.tables.cache, { indexer: indexAttributes }),
   });
 }
 

@@ -8,6 +8,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { createSqsHandler, type SqsHandler, type SqsHandlerOptions } from '../runtime/handler.ts';
 import { ENV } from '../runtime/reconcile.ts';
 import { ObjectCache } from '../state/cache.ts';
+import { indexAttributes } from '../kube/cache-index.ts';
 import { createDocumentClient, type DocumentClient } from '../state/client.ts';
 import { tableNames } from '../state/schema.ts';
 import { createStorageClientFromEnv } from '../storage/storageos/from-env.ts';
@@ -71,7 +72,7 @@ export function createLabelSyncHandler(options: LabelSyncHandlerOptions = {}): L
     if (context) logger.addContext(context);
     const tables = options.runtime?.tables ?? tableNames();
     return runLabelResync({
-      cache: new ObjectCache(getDoc(), tables.cache),
+      cache: new ObjectCache(getDoc(), tables.cache, { indexer: indexAttributes }),
       // built only when a cluster's resync is due: an idle tick is one conditional write per cluster
       storage: getStorage,
       slots: new LabelResyncSlots(getDoc(), tables.control),

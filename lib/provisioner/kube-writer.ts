@@ -5,7 +5,7 @@
  * written back to the object cache, as upstream's controller updates its informer store.
  *
  * @example
- * const writer = new KubeWriter(await kube.coreV1(cluster), new ObjectCache(doc, tables.cache), cluster);
+ * const writer = new KubeWriter(await kube.coreV1(cluster), new ObjectCache(doc, tables.cache, { indexer: indexAttributes }), cluster);
  * await writer.createVolume(pv);
  */
 import { PatchStrategy, setHeaderOptions, type CoreV1Api } from '@kubernetes/client-node';

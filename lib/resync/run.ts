@@ -14,6 +14,7 @@ import type { Metrics } from '@aws-lambda-powertools/metrics';
 import { MESSAGE_VERSION, type ClusterEvent, type WatchedKind } from '../runtime/message.ts';
 import { BackoffStore } from '../state/backoff.ts';
 import { ObjectCache } from '../state/cache.ts';
+import { indexAttributes } from '../kube/cache-index.ts';
 import type { DocumentClient } from '../state/client.ts';
 import type { TableNames } from '../state/schema.ts';
 import { countParkedKeys, publishParkedKeys } from './parked.ts';
@@ -84,7 +85,7 @@ export async function runResync(options: ResyncOptions): Promise<ResyncReport> {
     if (await backoff.unpark(record)) report.due++;
   }
 
-  const cache = new ObjectCache(options.doc, options.tables.cache, { now });
+  const cache = new ObjectCache(options.doc, options.tables.cache, { now, indexer: indexAttributes });
   for (const [controller, source] of options.sources) {
     const queueUrl = options.queueUrls[controller];
     if (!queueUrl) {

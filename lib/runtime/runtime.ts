@@ -16,6 +16,7 @@ import { KubeEventRecorder, type EventRecorder } from '../kube/recorder.ts';
 import { ApiBudget, budgetFromEnv } from '../state/bucket.ts';
 import { BackoffStore, rateLimiterConfigFromEnv, type RateLimiterConfig } from '../state/backoff.ts';
 import { ObjectCache } from '../state/cache.ts';
+import { indexAttributes } from '../kube/cache-index.ts';
 import { createDocumentClient, type DocumentClient } from '../state/client.ts';
 import { LeaseStore } from '../state/lease.ts';
 import { tableNames, type TableNames } from '../state/schema.ts';
@@ -148,7 +149,7 @@ export class SqsRuntime<Ctx = RuntimeContext> {
       tables,
       sqs: options.sqs ?? createSqsClient(),
       backoff: new BackoffStore({ doc, table: tables.control, limiter: options.limiter ?? rateLimiterConfigFromEnv(this.#env), now }),
-      cache: new ObjectCache(doc, tables.cache, { now }),
+      cache: new ObjectCache(doc, tables.cache, { now, indexer: indexAttributes }),
       sync: new SyncMarkers(doc, tables.control, { now }),
       leases: new LeaseStore({ doc, table: tables.control, now }),
       kube,

@@ -20,6 +20,7 @@ import { createLogger, createMetrics } from '../runtime/observability.ts';
 import { ENV, type Controller } from '../runtime/reconcile.ts';
 import { ApiBudget, budgetFromEnv, withBudgetDeadline } from '../state/bucket.ts';
 import { ObjectCache } from '../state/cache.ts';
+import { indexAttributes } from '../kube/cache-index.ts';
 import { createDocumentClient, type DocumentClient } from '../state/client.ts';
 import { LeaseStore } from '../state/lease.ts';
 import { tableNames, type TableNames } from '../state/schema.ts';
@@ -87,7 +88,7 @@ export function createSharedVolumeController(options: SharedVolumeControllerOpti
         config: options.config,
         metrics: metricsSink(ctx.metrics),
         logger: loggerSink(ctx.logger),
-        objects: new ObjectCache(ctx.doc, ctx.tables.cache),
+        objects: new ObjectCache(ctx.doc, ctx.tables.cache, { indexer: indexAttributes }),
         leases: ctx.leases,
         cluster: request.cluster,
       });
@@ -186,7 +187,7 @@ export function createScheduledPoller(options: ScheduledPollerOptions): (event: 
     const d = doc;
     const t = tables;
     leases ??= new LeaseStore({ doc: d, table: t.control });
-    objects ??= new ObjectCache(d, t.cache);
+    objects ??= new ObjectCache(d, t.cache, { indexer: indexAttributes });
     kube ??=
       options.kube ??
       new KubeClients({ env, budget: (c) => new ApiBudget({ doc: d, table: t.control, cluster: c, ...budgetFromEnv(env) }) });

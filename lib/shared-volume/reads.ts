@@ -9,7 +9,7 @@
  * the forwarder's echo arrives.
  *
  * @example
- * const reads = new ObjectReads({ core, objects: new ObjectCache(doc, tables.cache), cluster: 'prod' });
+ * const reads = new ObjectReads({ core, objects: new ObjectCache(doc, tables.cache, { indexer: indexAttributes }), cluster: 'prod' });
  * const service = await reads.service('default', 'pvc-1234');      // undefined when it does not exist
  * await reads.remember('Service', await core.replaceNamespacedService({ name, namespace, body }));
  */

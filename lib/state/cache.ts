@@ -9,15 +9,20 @@
  * a late event for the deleted object is rejected as stale. An expired tombstone counts as absent (the
  * condition checks `expiresAt` itself, since DynamoDB TTL deletion is lazy and dynalite never deletes).
  *
+ * Index attributes (see `indexes.ts`) come from the {@link CacheIndexer} its creator passes: Kubernetes
+ * semantics (quantities, storage classes) live in `lib/kube/cache-index.ts`, not here. A cache built without
+ * an indexer reads, lists, queries and writes tombstones, but refuses {@link ObjectCache.put}: an object
+ * written without its index attributes would silently drop out of every index.
+ *
  * @example
- * const cache = new ObjectCache(createDocumentClient(), 'claimflow-cache');
+ * const cache = new ObjectCache(createDocumentClient(), 'claimflow-cache', { indexer: indexAttributes }); // lib/kube/cache-index.ts
  * await cache.put('c1', 'PersistentVolume', pv);           // 'written'
  * await cache.put('c1', 'PersistentVolume', pv);           // 'unchanged'
  * const hit = await cache.get('c1', 'PersistentVolume', 'pv-1'); // { object, rv, uid, deleted: false }
  */
 import { GetCommand, PutCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { DocumentClient } from './client.ts';
-import { CACHE_INDEX_KEYS, indexAttributes, type CacheIndexName } from './indexes.ts';
+import { CACHE_INDEX_KEYS, type CacheIndexName, type CacheIndexer } from './indexes.ts';
 import { cachePk } from './schema.ts';
 
 /** A Kubernetes object as JSON. */
@@ -64,6 +69,20 @@ export interface ObjectCacheOptions {
   tombstoneTtlSeconds?: number;
   /** Clock for tombstone expiry, epoch milliseconds. */
   now?: () => number;
+  /**
+   * Computes an object's index attributes on every {@link ObjectCache.put} (`indexAttributes` from
+   * lib/kube/cache-index.ts in production). Without one the cache is read-only for objects: `put` throws
+   * {@link MissingIndexerError} instead of writing an item missing from the indexes.
+   */
+  indexer?: CacheIndexer;
+}
+
+/** {@link ObjectCache.put} on a cache built without an indexer: nothing was written. */
+export class MissingIndexerError extends Error {
+  constructor(table: string) {
+    super(`ObjectCache(${table}) has no indexer: pass { indexer } to write objects (lib/kube/cache-index.ts)`);
+    this.name = 'MissingIndexerError';
+  }
 }
 
 /** The resourceVersion is not a decimal integer that a JS number holds exactly. */
@@ -143,12 +162,14 @@ export class ObjectCache {
   #doc: DocumentClient;
   #ttl: number;
   #now: () => number;
+  #indexer: CacheIndexer | undefined;
 
   constructor(doc: DocumentClient, table: string, options: ObjectCacheOptions = {}) {
     this.table = table;
     this.#doc = doc;
     this.#ttl = options.tombstoneTtlSeconds ?? 3600;
     this.#now = options.now ?? Date.now;
+    this.#indexer = options.indexer;
   }
 
   /**
@@ -174,8 +195,9 @@ export class ObjectCache {
 
   /**
    * Writes the object if its resourceVersion is newer than what the cache holds (or the key is absent, or
-   * holds an expired tombstone). Index attributes are recomputed from the object. An object too large for
-   * an item is trimmed ({@link cachedJson}) or rejected with {@link ObjectTooLargeError}.
+   * holds an expired tombstone). Index attributes are recomputed from the object by the cache's indexer
+   * ({@link MissingIndexerError} without one). An object too large for an item is trimmed
+   * ({@link cachedJson}) or rejected with {@link ObjectTooLargeError}.
    */
   async put(cluster: string, kind: string, object: CacheableObject, options: CachePutOptions = {}): Promise<CacheWriteResult> {
     return (await this.putDetailed(cluster, kind, object, options)).result;
@@ -188,6 +210,7 @@ export class ObjectCache {
    * does not care which).
    */
   async putDetailed(cluster: string, kind: string, object: CacheableObject, options: CachePutOptions = {}): Promise<CachePutOutcome> {
+    if (!this.#indexer) throw new MissingIndexerError(this.table);
     const rv = parseResourceVersion(object.metadata?.resourceVersion);
     const stored = stripManagedFields(object);
     return this.#write(cluster, kind, cacheKey(object), rv, {
@@ -195,7 +218,7 @@ export class ObjectCache {
       obj: cachedJson(stored),
       deleted: false,
       ...(options.writer ? { writer: options.writer } : {}),
-      ...indexAttributes(cluster, kind, stored),
+      ...this.#indexer(cluster, kind, stored),
     }, options.classify ?? true, Boolean(options.writer));
   }
 

@@ -33,6 +33,7 @@ import type { KubeObject } from '../../infra/local/kube-api/types.ts';
 import { makeBudgetedApiClient } from '../../lib/kube/client.ts';
 import { KubeEventRecorder } from '../../lib/kube/recorder.ts';
 import { ObjectCache } from '../../lib/state/cache.ts';
+import { indexAttributes } from '../../lib/kube/cache-index.ts';
 import { ApiBudget, KCM_CLIENT_DEFAULTS } from '../../lib/state/bucket.ts';
 import { BinderApi } from '../../lib/binder/api.ts';
 import { COMPONENT } from '../../lib/binder/constants.ts';
@@ -116,7 +117,7 @@ async function scaling(): Promise<Record<string, unknown>> {
     meterDynamo(db.doc, tally);
     const budget = new ApiBudget({ doc: db.doc, table: db.tables.control, cluster: 'bench', ...BUDGET });
     const core = makeBudgetedApiClient(kc, CoreV1Api, budget);
-    const cache = new ObjectCache(db.doc, db.tables.cache);
+    const cache = new ObjectCache(db.doc, db.tables.cache, { indexer: indexAttributes });
     const deps: BinderDeps = {
       cluster: 'bench', cache, api: new BinderApi(core),
       recorder: new KubeEventRecorder({ api: core, component: COMPONENT, cluster: 'bench', doc: db.doc, table: db.tables.control, onError: () => {} }),

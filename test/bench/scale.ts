@@ -34,6 +34,7 @@ import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import type { KubeObject } from '../../infra/local/kube-api/types.ts';
 import { WATCHED_KINDS } from '../../lib/runtime/message.ts';
 import { ObjectCache } from '../../lib/state/cache.ts';
+import { indexAttributes } from '../../lib/kube/cache-index.ts';
 import { syncPk } from '../../lib/state/schema.ts';
 import { SyncMarkers } from '../../lib/state/sync.ts';
 import { BenchStack, envNumber, pool, progress, round, runBurst, sleep } from './support/harness.ts';
@@ -194,7 +195,7 @@ try {
   }
   if (START === 'warm') {
     const cluster = bench.stack.env.CLUSTER_ID;
-    const cache = new ObjectCache(bench.stack.dynamodb.doc, bench.stack.tables.cache);
+    const cache = new ObjectCache(bench.stack.dynamodb.doc, bench.stack.tables.cache, { indexer: indexAttributes });
     const volumes = store.list('/persistentvolumes');
     await pool(volumes, 50, async (pv) => {
       await cache.put(cluster, 'PersistentVolume', JSON.parse(JSON.stringify(pv)) as KubeObject);

@@ -25,6 +25,7 @@ import { DEFAULT_CONFIG } from '../../lib/shared-volume/config.ts';
 import { createSharedVolumeController, sharedVolumeRuntimeOptions } from '../../lib/shared-volume/controller.ts';
 import { SharedVolumeReconciler } from '../../lib/shared-volume/reconciler.ts';
 import { ObjectCache } from '../../lib/state/cache.ts';
+import { indexAttributes } from '../../lib/kube/cache-index.ts';
 import type { DocumentClient } from '../../lib/state/client.ts';
 import { LeaseStore } from '../../lib/state/lease.ts';
 import { StorageOSClient } from '../../lib/storage/storageos/client.ts';
@@ -158,7 +159,7 @@ try {
       recorder: new MemoryEventRecorder(),
       cache: new SharedVolumeCache({ doc: countingDoc, table: stack.tables.control, cluster: 'local', now: () => Date.now() + clockSkewMs }),
       config: DEFAULT_CONFIG,
-      objects: apiReads ? undefined : new ObjectCache(countingDoc, stack.tables.cache),
+      objects: apiReads ? undefined : new ObjectCache(countingDoc, stack.tables.cache, { indexer: indexAttributes }),
       leases: new LeaseStore({ doc: countingDoc, table: stack.tables.control }),
       cluster: 'local',
     });

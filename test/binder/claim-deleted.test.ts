@@ -20,6 +20,7 @@ import { KubeEventRecorder } from '../../lib/kube/recorder.ts';
 import { statusCode } from '../../lib/kube/errors.ts';
 import type { WatchedKind } from '../../lib/runtime/message.ts';
 import { ObjectCache } from '../../lib/state/cache.ts';
+import { indexAttributes } from '../../lib/kube/cache-index.ts';
 import { BinderApi } from '../../lib/binder/api.ts';
 import { COMPONENT } from '../../lib/binder/constants.ts';
 import { reconcileBinder, type BinderDeps, type BinderOutcome } from '../../lib/binder/controller.ts';
@@ -46,7 +47,7 @@ describe('binder: a claim deleted while it binds releases the volume that names 
     const kc = new KubeConfig();
     kc.loadFromString(kube.kubeconfig());
     core = kc.makeApiClient(CoreV1Api);
-    cache = new ObjectCache(db.doc, db.tables.cache);
+    cache = new ObjectCache(db.doc, db.tables.cache, { indexer: indexAttributes });
     queue = [];
     deps = {
       cluster: CLUSTER,

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { collectVolumeStats } from '../../lib/binder/collector.ts';
 import { ObjectCache } from '../../lib/state/cache.ts';
+import { indexAttributes } from '../../lib/kube/cache-index.ts';
 import { startDynalite, type Dynalite } from '../support/dynalite.ts';
 
 let db: Dynalite;
@@ -16,7 +17,7 @@ after(async () => {
 });
 
 it('counts volumes by plugin/mode and class, claims by namespace/class/VAC, bound and unbound', async () => {
-  const cache = new ObjectCache(db.doc, db.tables.cache);
+  const cache = new ObjectCache(db.doc, db.tables.cache, { indexer: indexAttributes });
   let rv = 1;
   const pv = (name: string, phase: string, extra: Record<string, unknown> = {}) =>
     cache.put('c1', 'PersistentVolume', { metadata: { name, uid: name, resourceVersion: String(rv++) }, spec: { storageClassName: 'gold', ...extra }, status: { phase } });

@@ -14,6 +14,7 @@ import { KubeEventRecorder } from '../../lib/kube/recorder.ts';
 import { isConflict, statusCode } from '../../lib/kube/errors.ts';
 import type { WatchedKind } from '../../lib/runtime/message.ts';
 import { ObjectCache } from '../../lib/state/cache.ts';
+import { indexAttributes } from '../../lib/kube/cache-index.ts';
 import { BinderApi } from '../../lib/binder/api.ts';
 import { COMPONENT } from '../../lib/binder/constants.ts';
 import { reconcileBinder, type BinderDeps, type BinderOutcome } from '../../lib/binder/controller.ts';
@@ -41,7 +42,7 @@ describe('binder shell against the emulator and dynalite', () => {
     kc.loadFromString(kube.kubeconfig());
     core = kc.makeApiClient(CoreV1Api);
     storageV1 = kc.makeApiClient(StorageV1Api);
-    cache = new ObjectCache(db.doc, db.tables.cache);
+    cache = new ObjectCache(db.doc, db.tables.cache, { indexer: indexAttributes });
     queue = [];
     deps = {
       cluster: CLUSTER,

@@ -8,6 +8,7 @@ import { after, before, it } from 'node:test';
 import '../../lib/binder/resync.ts';
 import { binderResync } from '../../lib/binder/resync.ts';
 import { ObjectCache } from '../../lib/state/cache.ts';
+import { indexAttributes } from '../../lib/kube/cache-index.ts';
 import { startDynalite, type Dynalite } from '../support/dynalite.ts';
 
 let db: Dynalite;
@@ -19,7 +20,7 @@ after(async () => {
 });
 
 it('re-enqueues pending claims and Released/Failed volumes only', async () => {
-  const cache = new ObjectCache(db.doc, db.tables.cache);
+  const cache = new ObjectCache(db.doc, db.tables.cache, { indexer: indexAttributes });
   let rv = 10;
   const claim = (name: string, phase?: string) => ({
     metadata: { name, namespace: 'ns', uid: `u-${name}`, resourceVersion: String(rv++) },
@@ -54,7 +55,7 @@ it('re-enqueues pending claims and Released/Failed volumes only', async () => {
 });
 
 it('reads only what it re-enqueues: 300 bound claims and volumes cost nothing', async () => {
-  const cache = new ObjectCache(db.doc, db.tables.cache);
+  const cache = new ObjectCache(db.doc, db.tables.cache, { indexer: indexAttributes });
   let rv = 1000;
   const writes: Promise<unknown>[] = [];
   for (let i = 0; i < 300; i++) {

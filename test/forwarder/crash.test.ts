@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { startFauxqs } from 'fauxqs';
 import { QueueCollector, eventually, startStandIns, type StandIns } from './harness.ts';
 import { ObjectCache } from '../../lib/state/cache.ts';
+import { indexAttributes } from '../../lib/kube/cache-index.ts';
 
 const node = (name: string) => ({ apiVersion: 'v1', kind: 'Node', metadata: { name } });
 
@@ -30,7 +31,7 @@ describe('forwarder: events cached but never published before a crash are publis
       dirs.push(dataDir);
       const env = await startStandIns({ kube: { watchHistory: variant.watchHistory }, messaging: { dataDir } });
       envs.push(env);
-      const cache = new ObjectCache(env.db.doc, env.db.tables.cache);
+      const cache = new ObjectCache(env.db.doc, env.db.tables.cache, { indexer: indexAttributes });
       for (let i = 0; i < 5; i++) env.kube.store.create('/nodes', node(`old-${i}`));
       const first = await env.forwarder({ kinds: ['Node'], shutdownFlushMs: 100 });
       await eventually(() => first.isReady(), 10_000, 'synced');

@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { QueueCollector, eventually, startStandIns, type StandIns } from './harness.ts';
 import { ObjectCache } from '../../lib/state/cache.ts';
+import { indexAttributes } from '../../lib/kube/cache-index.ts';
 
 const node = (name: string, labels: Record<string, string> = {}) => ({ apiVersion: 'v1', kind: 'Node', metadata: { name, labels } });
 
@@ -10,7 +11,7 @@ describe('forwarder: an expired resourceVersion (small watch history) → relist
   let cache: ObjectCache;
   before(async () => {
     env = await startStandIns({ kube: { watchHistory: 5 } });
-    cache = new ObjectCache(env.db.doc, env.db.tables.cache);
+    cache = new ObjectCache(env.db.doc, env.db.tables.cache, { indexer: indexAttributes });
   });
   after(() => env?.stop());
 

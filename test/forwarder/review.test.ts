@@ -7,6 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { createEventReview, type ReviewOutcome } from '../../lib/forwarder/review.ts';
 import { MESSAGE_VERSION, type ClusterEvent } from '../../lib/runtime/message.ts';
 import { ObjectCache } from '../../lib/state/cache.ts';
+import { indexAttributes } from '../../lib/kube/cache-index.ts';
 import { startDynalite, type Dynalite } from '../support/dynalite.ts';
 
 const pv = (name: string, rv: number) => ({ apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name, uid: `uid-${name}`, resourceVersion: String(rv) }, spec: {} });
@@ -27,7 +28,7 @@ describe('forwarder review: retag own writes that lost the race', () => {
   let cache: ObjectCache;
   before(async () => {
     db = await startDynalite();
-    cache = new ObjectCache(db.doc, db.tables.cache);
+    cache = new ObjectCache(db.doc, db.tables.cache, { indexer: indexAttributes });
   });
   after(() => db.stop());
 

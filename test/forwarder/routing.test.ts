@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import type { StoreEvent } from '../../infra/local/kube-api/types.ts';
 import { QUEUE_FILTERS, QueueCollector, eventually, startStandIns, type StandIns } from './harness.ts';
 import { ObjectCache } from '../../lib/state/cache.ts';
+import { indexAttributes } from '../../lib/kube/cache-index.ts';
 import { SyncMarkers } from '../../lib/state/sync.ts';
 import type { Forwarder } from '../../lib/forwarder/forwarder.ts';
 
@@ -94,7 +95,7 @@ describe('forwarder: every change reaches exactly the queues whose filter admits
     assert.equal(collector.received['label-sync'].filter((e) => e.type === 'DELETED').length, 1);
 
     // The cache holds the final state; deleted objects are tombstones.
-    const cache = new ObjectCache(env.db.doc, env.db.tables.cache);
+    const cache = new ObjectCache(env.db.doc, env.db.tables.cache, { indexer: indexAttributes });
     assert.equal((await cache.get('c1', 'Node', 'node-3'))?.object.metadata?.labels?.round, '3');
     assert.equal((await cache.get('c1', 'Node', 'node-4'))?.deleted, true);
     const sync = new SyncMarkers(env.db.doc, env.db.tables.control);

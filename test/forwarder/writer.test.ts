@@ -16,6 +16,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { startForwarder, type Forwarder } from '../../lib/forwarder/forwarder.ts';
 import { ObjectCache } from '../../lib/state/cache.ts';
+import { indexAttributes } from '../../lib/kube/cache-index.ts';
 import { EventRecorder, eventually, startTestStack, type Stack } from '../support/stack.ts';
 
 describe('writer-tagged versions skip the writer’s queue', () => {
@@ -62,7 +63,7 @@ describe('writer-tagged versions skip the writer’s queue', () => {
 
     // The "binder" writes and writes the returned version back, tagged; then a plain change by someone else.
     const ours = await core.replacePersistentVolume({ name: 'written', body: { ...created, metadata: { ...created.metadata, labels: { by: 'binder' } } } });
-    await new ObjectCache(stack.dynamodb.doc, stack.tables.cache).put(stack.env.CLUSTER_ID ?? 'local', 'PersistentVolume', JSON.parse(JSON.stringify(ours)), { writer: 'binder' });
+    await new ObjectCache(stack.dynamodb.doc, stack.tables.cache, { indexer: indexAttributes }).put(stack.env.CLUSTER_ID ?? 'local', 'PersistentVolume', JSON.parse(JSON.stringify(ours)), { writer: 'binder' });
     const theirs = await core.replacePersistentVolume({ name: 'written', body: { ...ours, metadata: { ...ours.metadata, labels: { by: 'someone' } } } });
 
     const second = await startOne();

@@ -16,6 +16,7 @@ import { NODE_ID_ANNOTATION } from '../../lib/label-sync/predicate.ts';
 import type { LabelResyncReport } from '../../lib/label-sync/resync.ts';
 import { MESSAGE_VERSION, type ClusterEvent } from '../../lib/runtime/message.ts';
 import { ObjectCache } from '../../lib/state/cache.ts';
+import { indexAttributes } from '../../lib/kube/cache-index.ts';
 import { silentLogger, startRuntimeFixture, type RuntimeFixture } from '../runtime/harness.ts';
 import { startStorage, type StorageFixture } from '../storage/support.ts';
 
@@ -38,7 +39,7 @@ describe('label-sync controller on the runtime', () => {
     s = await startStorage();
     recorder = new MemoryEventRecorder();
     observed = new ObservedNodes(f.db.doc, f.db.tables.control);
-    cache = new ObjectCache(f.db.doc, f.db.tables.cache);
+    cache = new ObjectCache(f.db.doc, f.db.tables.cache, { indexer: indexAttributes });
     await f.markSynced(CLUSTER, ['Node']);
     for (const enabled of [true, false]) {
       const config: LabelSyncConfig = { enabled, resyncIntervalMs: enabled ? 3_600_000 : 0 };

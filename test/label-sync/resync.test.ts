@@ -14,6 +14,7 @@ import { labelSyncConfigFromEnv, type LabelSyncConfig } from '../../lib/label-sy
 import { createLabelSyncHandler } from '../../lib/label-sync/handler.ts';
 import { LabelResyncSlots, runLabelResync, type LabelResyncReport } from '../../lib/label-sync/resync.ts';
 import { ObjectCache } from '../../lib/state/cache.ts';
+import { indexAttributes } from '../../lib/kube/cache-index.ts';
 import type { DocumentClient } from '../../lib/state/client.ts';
 import { silentLogger } from '../runtime/harness.ts';
 import { startDynalite, type Dynalite } from '../support/dynalite.ts';
@@ -37,7 +38,7 @@ describe('label resync cadence', () => {
   before(async () => {
     db = await startDynalite();
     s = await startStorage();
-    cache = new ObjectCache(db.doc, db.tables.cache);
+    cache = new ObjectCache(db.doc, db.tables.cache, { indexer: indexAttributes });
     slots = new LabelResyncSlots(db.doc, db.tables.control);
     countedDoc = new Proxy(db.doc, {
       get(target, prop, receiver) {

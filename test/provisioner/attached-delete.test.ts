@@ -24,6 +24,7 @@ import { MESSAGE_VERSION, messageGroupId, type ClusterEvent, type WatchedKind } 
 import { createMetrics } from '../../lib/runtime/observability.ts';
 import { BackoffStore } from '../../lib/state/backoff.ts';
 import { ObjectCache } from '../../lib/state/cache.ts';
+import { indexAttributes } from '../../lib/kube/cache-index.ts';
 import { SyncMarkers } from '../../lib/state/sync.ts';
 import { createProvisionerController, runtimeOptionsFor } from '../../lib/provisioner/controller.ts';
 import { toJson } from '../../lib/provisioner/kube-writer.ts';
@@ -229,7 +230,7 @@ describe('an attached volume is not deleted: end to end through the local stack'
 
     await storageV1.createVolumeAttachment({ body: volumeAttachment('attached-va', pvName, LOCAL_NODE_NAME) });
     // The forwarder caches the attachment before it publishes it; the claim is deleted after that.
-    const cache = new ObjectCache(stack.dynamodb.doc, stack.tables.cache);
+    const cache = new ObjectCache(stack.dynamodb.doc, stack.tables.cache, { indexer: indexAttributes });
     await eventually(async () => (await cache.get('local', 'VolumeAttachment', 'attached-va'))?.deleted === false, 10_000, 'attachment cached');
 
     await core.deleteNamespacedPersistentVolumeClaim({ name: 'attached', namespace: 'default' });

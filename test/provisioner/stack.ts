@@ -18,6 +18,7 @@ import type { WatchedKind } from '../../lib/runtime/message.ts';
 import { createMetrics } from '../../lib/runtime/observability.ts';
 import type { Controller, ReconcileResult } from '../../lib/runtime/reconcile.ts';
 import { ObjectCache } from '../../lib/state/cache.ts';
+import { indexAttributes } from '../../lib/kube/cache-index.ts';
 import { LeaseStore } from '../../lib/state/lease.ts';
 import { StorageOSClient } from '../../lib/storage/storageos/client.ts';
 import { toJson } from '../../lib/provisioner/kube-writer.ts';
@@ -59,7 +60,7 @@ export async function startProvisionerStack(options: { nodes?: string[] } = {}):
   const core = kc.makeApiClient(CoreV1Api);
   const storageV1 = kc.makeApiClient(StorageV1Api);
   const clients = new KubeClients({ env: { KUBECONFIG: join(dir, 'kubeconfig') } });
-  const cache = new ObjectCache(db.doc, db.tables.cache);
+  const cache = new ObjectCache(db.doc, db.tables.cache, { indexer: indexAttributes });
   const leases = new LeaseStore({ doc: db.doc, table: db.tables.control });
   const logger = new Logger({ serviceName: 'claimflow-test', logLevel: 'SILENT' });
   const metrics = createMetrics('provisioner');

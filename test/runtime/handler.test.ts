@@ -324,22 +324,25 @@ describe('createSqsHandler against dynalite and fauxqs', () => {
     ({ functionName: 'f', awsRequestId: 'r', getRemainingTimeInMillis: remaining }) as unknown as Context;
 
   test('too little Lambda time left: the record is deferred briefly, not started, and no failure is counted', async () => {
-    const { controller, seen } = testController('timeleft', async () => undefined);
+    // an invocation that started with 60 s; the first record of the group uses all but 3 s of it
+    let remaining = 60_000;
+    const { controller, seen } = testController('timeleft', async () => void (remaining = 3000));
     const { handler, metrics } = handlerFor(controller, { timeMarginMs: 5000 });
     await fx.send([clusterEvent({ kind: 'PersistentVolume', key: 'pv-late' })]);
-    const batch = await fx.receive(1, 1);
+    const late = (await fx.receive(1, 1)).Records[0];
+    const earlier = handBuiltRecord('slow', JSON.stringify(clusterEvent({ kind: 'PersistentVolume', key: 'pv-late', resourceVersion: '9' })), late.attributes.MessageGroupId!);
     const before = Date.now();
-    const response = await handler(batch, lambdaContext(() => 3000));
-    assert.deepEqual(response.batchItemFailures.map((f) => f.itemIdentifier), [batch.Records[0].messageId]);
-    assert.deepEqual(seen, []);
+    const response = await handler({ Records: [earlier, late] }, lambdaContext(() => remaining));
+    assert.deepEqual(response.batchItemFailures.map((f) => f.itemIdentifier), [late.messageId]);
+    assert.deepEqual(seen, ['pv-late@9'], 'the later record of the group is not started');
     assert.equal(metrics.total('DeferredForTime'), 1);
     const inflight = fx.sqsServer.inspectQueue(fx.queue.url.split('/').pop()!)?.messages.inflight ?? [];
-    const deadline = inflight.find((m) => m.receiptHandle === batch.Records[0].receiptHandle)?.visibilityDeadline ?? 0;
+    const deadline = inflight.find((m) => m.receiptHandle === late.receiptHandle)?.visibilityDeadline ?? 0;
     assert.ok(deadline > 0 && deadline - before <= 15_000, `visible again soon, not after the queue's 30 s (${deadline - before} ms)`);
     assert.equal(await backoff.get({ controller: 'timeleft', cluster: 'c1', kind: 'PersistentVolume', key: 'pv-late' }), undefined);
     const again = handBuiltRecord('late2', JSON.stringify(clusterEvent({ kind: 'PersistentVolume', key: 'pv-late2' })), 'g-late2');
     assert.deepEqual((await handler({ Records: [again] }, lambdaContext(() => 25_000))).batchItemFailures, [], 'with time left it runs');
-    assert.deepEqual(seen, ['pv-late2@10']);
+    assert.deepEqual(seen, ['pv-late@9', 'pv-late2@10']);
   });
 
   test('an API budget wait that would outlast the Lambda is a short requeue, not a failure', async () => {

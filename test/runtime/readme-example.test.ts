@@ -9,6 +9,7 @@ import type { Controller } from '../../lib/runtime/reconcile.ts';
 import { createSqsHandler } from '../../lib/runtime/handler.ts';
 import { BackoffStore } from '../../lib/state/backoff.ts';
 import { ObjectCache } from '../../lib/state/cache.ts';
+import { indexAttributes } from '../../lib/kube/cache-index.ts';
 import { CapturedMetrics, clusterEvent, silentLogger, startRuntimeFixture, type RuntimeFixture } from './harness.ts';
 
 export const hello: Controller = {
@@ -33,7 +34,7 @@ test('the README example: a cached Node is looked at again in a minute, an unkno
   const handler = createSqsHandler(hello, {
     doc: fx.db.doc, tables: fx.db.tables, sqs: fx.sqs, queueUrl: fx.queue.url, dlqUrl: fx.dlq.url, logger: silentLogger(), metrics,
   });
-  await new ObjectCache(fx.db.doc, fx.db.tables.cache).put('c1', 'Node', { metadata: { name: 'n1', uid: 'u-n1', resourceVersion: '12' } });
+  await new ObjectCache(fx.db.doc, fx.db.tables.cache, { indexer: indexAttributes }).put('c1', 'Node', { metadata: { name: 'n1', uid: 'u-n1', resourceVersion: '12' } });
   await fx.send([clusterEvent({ kind: 'Node', key: 'n1', uid: 'u-n1', resourceVersion: '12' }), clusterEvent({ kind: 'Node', key: 'n2', uid: 'u-n2' })]);
   const batch = await fx.receive(5);
   assert.equal(batch.Records.length, 2);

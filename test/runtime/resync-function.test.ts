@@ -4,6 +4,7 @@ import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { ClusterEventSchema } from '../../lib/runtime/message.ts';
 import { BackoffStore } from '../../lib/state/backoff.ts';
 import { ObjectCache } from '../../lib/state/cache.ts';
+import { indexAttributes } from '../../lib/kube/cache-index.ts';
 import { LOCAL_REGION } from '../support/dynalite.ts';
 import { startRuntimeFixture, type RuntimeFixture } from './harness.ts';
 
@@ -30,7 +31,7 @@ test('functions/resync.ts from its environment: due keys and the binder’s regi
   const { handler } = await import('../../functions/resync.ts');
   const backoff = new BackoffStore({ doc: fx.db.doc, table: fx.db.tables.control });
   await backoff.park({ controller: 'binder', cluster: 'local', kind: 'PersistentVolume', key: 'pv-due' }, Date.now() - 1, { uid: 'u-pv', resourceVersion: '4' });
-  const cache = new ObjectCache(fx.db.doc, fx.db.tables.cache);
+  const cache = new ObjectCache(fx.db.doc, fx.db.tables.cache, { indexer: indexAttributes });
   await cache.put('local', 'PersistentVolumeClaim', { metadata: { name: 'pending', namespace: 'ns', uid: 'u-claim', resourceVersion: '9' }, status: { phase: 'Pending' } });
   await cache.put('local', 'PersistentVolumeClaim', { metadata: { name: 'bound', namespace: 'ns', uid: 'u-bound', resourceVersion: '10' }, status: { phase: 'Bound' } });
   const report = await handler({});

@@ -9,6 +9,7 @@ import type { ResyncSource } from '../../lib/resync/source.ts';
 import { runResync } from '../../lib/resync/run.ts';
 import { BackoffStore } from '../../lib/state/backoff.ts';
 import { ObjectCache } from '../../lib/state/cache.ts';
+import { indexAttributes } from '../../lib/kube/cache-index.ts';
 import { queueUrls, clusterIds, resyncSources } from '../../functions/resync.ts';
 import { CapturedMetrics, silentLogger, startRuntimeFixture, type RuntimeFixture } from './harness.ts';
 
@@ -43,7 +44,7 @@ describe('resync: parked retries and level-triggered sources → REQUEUE message
     await backoff.park(later, now + 3_600_000, { uid: 'u-later', resourceVersion: '3' });
 
     // A test source: every claim in the cache whose phase is Pending.
-    const cache = new ObjectCache(fx.db.doc, fx.db.tables.cache);
+    const cache = new ObjectCache(fx.db.doc, fx.db.tables.cache, { indexer: indexAttributes });
     for (const [name, phase, rv] of [['a', 'Pending', '20'], ['b', 'Bound', '21'], ['c', 'Pending', '22']] as const) {
       await cache.put('c1', 'PersistentVolumeClaim', {
         metadata: { name, namespace: 'ns', uid: `uid-${name}`, resourceVersion: rv },

@@ -19,6 +19,7 @@ import { SharedVolumeCache } from '../../lib/shared-volume/cache.ts';
 import { DEFAULT_CONFIG } from '../../lib/shared-volume/config.ts';
 import { SharedVolumeReconciler } from '../../lib/shared-volume/reconciler.ts';
 import { ObjectCache, type CacheableObject } from '../../lib/state/cache.ts';
+import { indexAttributes } from '../../lib/kube/cache-index.ts';
 import { LeaseStore } from '../../lib/state/lease.ts';
 import type { SharedVolume } from '../../lib/storage/types.ts';
 import { NS, startStandIns, type StandIns } from './support.ts';
@@ -31,7 +32,7 @@ describe('PVC, Service and Endpoints reads from the object cache', () => {
 
   before(async () => {
     s = await startStandIns();
-    objects = new ObjectCache(s.db.doc, s.db.tables.cache);
+    objects = new ObjectCache(s.db.doc, s.db.tables.cache, { indexer: indexAttributes });
   });
   after(async () => {
     await s?.stop();

@@ -21,6 +21,7 @@ import { DEFAULT_CONFIG, type SharedVolumeConfig } from '../../lib/shared-volume
 import { createSharedVolumeController } from '../../lib/shared-volume/controller.ts';
 import { SharedVolumeReconciler } from '../../lib/shared-volume/reconciler.ts';
 import { ObjectCache } from '../../lib/state/cache.ts';
+import { indexAttributes } from '../../lib/kube/cache-index.ts';
 import { LeaseStore } from '../../lib/state/lease.ts';
 import { eventually } from '../support/stack.ts';
 import { claimRequest, NS, runtimeContext, startStandIns, type StandIns } from './support.ts';
@@ -48,7 +49,7 @@ describe('one invocation per volume: the poll and the event path exclude each ot
       recorder: new MemoryEventRecorder(),
       cache: new SharedVolumeCache({ doc: s.db.doc, table: s.db.tables.control, cluster: clusterId }),
       config,
-      objects: new ObjectCache(s.db.doc, s.db.tables.cache),
+      objects: new ObjectCache(s.db.doc, s.db.tables.cache, { indexer: indexAttributes }),
       leases: new LeaseStore({ doc: s.db.doc, table: s.db.tables.control }),
       cluster: clusterId,
     });

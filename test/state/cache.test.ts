@@ -1,9 +1,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startDynalite, type Dynalite } from '../support/dynalite.ts';
-import { ObjectCache, InvalidResourceVersionError, ObjectTooLargeError, type CacheableObject } from '../../lib/state/cache.ts';
-import { CLAIM_REF_INDEX, PENDING_CLAIM_INDEX, VOLUME_MATCH_INDEX, padBytes, pendingClaimPk, volumeMatchPk, claimRefPk } from '../../lib/state/schema.ts';
-import { indexAttributes } from '../../lib/state/indexes.ts';
+import { ObjectCache, InvalidResourceVersionError, MissingIndexerError, ObjectTooLargeError, type CacheableObject } from '../../lib/state/cache.ts';
+import { CLAIM_REF_INDEX, PENDING_CLAIM_INDEX, RESYNC_INDEX, VOLUME_MATCH_INDEX, padBytes, pendingClaimPk, volumeMatchPk, claimRefPk } from '../../lib/state/schema.ts';
+import { indexAttributes } from '../../lib/kube/cache-index.ts';
 
 const PV = 'PersistentVolume';
 const PVC = 'PersistentVolumeClaim';
@@ -53,38 +53,7 @@ async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
   return out;
 }
 
-describe('indexAttributes', () => {
-  const GiB = 1073741824n;
-  const table: Array<{ name: string; kind: string; object: CacheableObject; expected: Record<string, string> }> = [
-    { name: 'available PV', kind: PV, object: volume('pv1', 1, { cls: 'gold', phase: 'Available', modes: ['ReadWriteOnce', 'ReadOnlyMany'] }),
-      expected: { matchPk: 'c1#gold#ReadOnlyMany,ReadWriteOnce', matchSk: `${padBytes(GiB)}#pv1` } },
-    { name: 'pending PV without class', kind: PV, object: volume('pv2', 1, { phase: 'Pending', size: '500M' }),
-      expected: { matchPk: 'c1##ReadWriteOnce', matchSk: `${padBytes(500000000n)}#pv2` } },
-    { name: 'PV with unset phase', kind: PV, object: volume('pv3', 1), expected: { matchPk: 'c1##ReadWriteOnce', matchSk: `${padBytes(GiB)}#pv3` } },
-    { name: 'released PV', kind: PV, object: volume('pv4', 1, { phase: 'Released' }), expected: { resyncPk: 'c1#PersistentVolume' } },
-    { name: 'failed PV still naming its claim', kind: PV, object: volume('pv8', 1, { phase: 'Failed', claim: 'c' }),
-      expected: { claimRefPk: 'c1#ns/c', resyncPk: 'c1#PersistentVolume' } },
-    { name: 'deleting PV', kind: PV, object: volume('pv5', 1, { phase: 'Available', deleting: true }), expected: {} },
-    { name: 'bound PV', kind: PV, object: volume('pv6', 1, { phase: 'Bound', claim: 'c' }), expected: { claimRefPk: 'c1#ns/c' } },
-    { name: 'pre-bound available PV', kind: PV, object: volume('pv7', 1, { phase: 'Available', claim: 'c' }), expected: { claimRefPk: 'c1#ns/c' } },
-    { name: 'claimed PV not Bound yet (its claim may be gone): the resync revisits it', kind: PV, object: volume('pv9', 1, { phase: 'Pending', claim: 'c' }),
-      expected: { claimRefPk: 'c1#ns/c', resyncPk: 'c1#PersistentVolume' } },
-    { name: 'claimed PV with unset phase', kind: PV, object: volume('pv10', 1, { claim: 'c' }), expected: { claimRefPk: 'c1#ns/c', resyncPk: 'c1#PersistentVolume' } },
-    { name: 'unbound claim', kind: PVC, object: claim('a', 1, { cls: 'gold', size: '2Gi' }),
-      expected: { pendingPk: 'c1#gold', pendingSk: `${padBytes(2n * GiB)}#ns/a`, resyncPk: 'c1#PersistentVolumeClaim' } },
-    { name: 'claim with beta annotation', kind: PVC, object: claim('b', 1, { beta: 'silver', cls: 'gold' }),
-      expected: { pendingPk: 'c1#silver', pendingSk: `${padBytes(GiB)}#ns/b`, resyncPk: 'c1#PersistentVolumeClaim' } },
-    { name: 'claim without class', kind: PVC, object: claim('c', 1), expected: { pendingPk: 'c1#', pendingSk: `${padBytes(GiB)}#ns/c`, resyncPk: 'c1#PersistentVolumeClaim' } },
-    { name: 'pre-bound claim, still Pending', kind: PVC, object: claim('d', 1, { volumeName: 'pv1' }), expected: { resyncPk: 'c1#PersistentVolumeClaim' } },
-    { name: 'bound claim', kind: PVC, object: { ...claim('d2', 1, { volumeName: 'pv1' }), status: { phase: 'Bound' } }, expected: {} },
-    { name: 'lost claim', kind: PVC, object: { ...claim('d3', 1, { volumeName: 'pv1' }), status: { phase: 'Lost' } }, expected: {} },
-    { name: 'deleting pending claim', kind: PVC, object: claim('e', 1, { deleting: true }), expected: { resyncPk: 'c1#PersistentVolumeClaim' } },
-    { name: 'node', kind: 'Node', object: { metadata: { name: 'n1', resourceVersion: '1' } }, expected: {} },
-  ];
-  for (const row of table) {
-    it(row.name, () => assert.deepEqual(indexAttributes('c1', row.kind, row.object), row.expected));
-  }
-});
+// The index table (which objects each index holds) is test/unit/kube/cache-index.test.ts, with the indexer.
 
 describe('ObjectCache against dynalite', () => {
   let db: Dynalite;
@@ -92,7 +61,7 @@ describe('ObjectCache against dynalite', () => {
   let clock = Date.parse('2026-11-21T00:00:00Z');
   before(async () => {
     db = await startDynalite();
-    cache = new ObjectCache(db.doc, db.tables.cache, { tombstoneTtlSeconds: 60, now: () => clock });
+    cache = new ObjectCache(db.doc, db.tables.cache, { tombstoneTtlSeconds: 60, now: () => clock, indexer: indexAttributes });
   });
   after(() => db.stop());
 
@@ -195,5 +164,33 @@ describe('ObjectCache against dynalite', () => {
     await cache.put('c4', PVC, claim('bound', 72, { cls: 'gold', volumeName: 'pv' }));
     const pending = await collect(cache.queryIndex(PENDING_CLAIM_INDEX, pendingClaimPk('c4', 'gold')));
     assert.deepEqual(pending.map((e) => e.object.metadata?.name), ['tiny', 'big']);
+  });
+
+  it('takes its index attributes from the indexer it was given, and drops them when the object stops qualifying', async () => {
+    const seen: string[] = [];
+    const flagged = new ObjectCache(db.doc, db.tables.cache, {
+      indexer: (cluster, kind, object) => {
+        seen.push(`${cluster} ${kind} ${object.metadata?.name}`);
+        return object.metadata?.labels?.pending === 'yes' ? { resyncPk: `${cluster}#${kind}` } : {};
+      },
+    });
+    assert.equal(await flagged.put('c6', 'Widget', { metadata: { name: 'w1', resourceVersion: '1', labels: { pending: 'yes' }, managedFields: [{}] } }), 'written');
+    assert.deepEqual(seen, ['c6 Widget w1'], 'called once per put');
+    const keys = await collect(flagged.queryIndex(RESYNC_INDEX, 'c6#Widget'));
+    assert.deepEqual(keys.map((e) => e.object.metadata?.name), ['w1']);
+    assert.equal(await flagged.put('c6', 'Widget', { metadata: { name: 'w1', resourceVersion: '2', labels: { pending: 'no' } } }), 'written');
+    assert.deepEqual(await collect(flagged.queryIndex(RESYNC_INDEX, 'c6#Widget')), []);
+  });
+
+  it('without an indexer it reads and writes tombstones but refuses to put an object (which would leave every index)', async () => {
+    const reader = new ObjectCache(db.doc, db.tables.cache);
+    assert.equal((await reader.get('c1', PV, 'fw'))?.rv, 10);
+    await assert.rejects(reader.put('c7', PV, volume('no-index', 1, { phase: 'Available' })), MissingIndexerError);
+    await assert.rejects(reader.putDetailed('c7', PV, volume('no-index', 1), { writer: 'binder' }), MissingIndexerError);
+    assert.equal(await cache.get('c7', PV, 'no-index'), undefined, 'nothing was written');
+    await cache.put('c7', PV, volume('gone', 1, { phase: 'Available' }));
+    assert.equal((await collect(cache.queryIndex(VOLUME_MATCH_INDEX, volumeMatchPk('c7', '', ['ReadWriteOnce'])))).length, 1);
+    assert.equal(await reader.remove('c7', PV, volume('gone', 1), 2), 'written');
+    assert.deepEqual(await collect(cache.queryIndex(VOLUME_MATCH_INDEX, volumeMatchPk('c7', '', ['ReadWriteOnce']))), [], 'a tombstone carries no index attribute');
   });
 });
