@@ -31,11 +31,13 @@ import { ENV, type Controller, type ReconcileRequest, type ReconcileResult } fro
 import type { RuntimeContext } from '../runtime/handler.ts';
 import { RequeueSender } from '../resync/sender.ts';
 import { ObjectCache, type CachedObject } from '../state/cache.ts';
+import { indexAttributes } from '../kube/cache-index.ts';
 import { CLAIM_REF_INDEX, PENDING_CLAIM_INDEX, claimRefPk, pendingClaimPk } from '../state/schema.ts';
 import { BinderApi } from './api.ts';
 import { applyActions } from './apply.ts';
 import { ANN_STORAGE_PROVISIONER, ClaimPhase, Reason, VolumePhase } from './constants.ts';
-import { checkAccessModes, claimRequest, getPersistentVolumeClass, persistentVolumeClaimHasClass } from './helpers.ts';
+import { checkAccessModes, claimRequest, getPersistentVolumeClaimClass, getPersistentVolumeClass, persistentVolumeClaimHasClass } from './helpers.ts';
+import { prefetchKey } from '../state/key-state.ts';
 import { getDefaultClass } from './provision.ts';
 import { BinderMetric } from './metrics.ts';
 import { loadClaimSnapshot, loadClasses, loadVolumeSnapshot, type SnapshotStats } from './snapshot.ts';
@@ -85,12 +87,19 @@ export function createBinderController(options: BinderControllerOptions = {}): C
   return {
     name: CONTROLLER_WRITER,
     kinds: ['PersistentVolumeClaim', 'PersistentVolume', 'StorageClass'],
+    // A claim's class comes with the claim's own entry (the one Query for every class is left for claims
+    // with no class, which may need the default).
+    prefetch(request) {
+      const claim = request.kind === 'PersistentVolumeClaim' ? (request.event.object as PersistentVolumeClaim | undefined) : undefined;
+      const className = claim?.metadata && claim.spec ? getPersistentVolumeClaimClass(claim) : '';
+      return className ? { cache: [{ kind: 'StorageClass', key: className }] } : {};
+    },
     async reconcile(request, ctx): Promise<ReconcileResult> {
       const queueUrl = options.queueUrl ?? process.env[ENV.queueUrl.binder];
       const sender = new RequeueSender((sqs ??= options.sqs ?? new SQSClient({})), `binder-${Date.now()}`);
       const deps: BinderDeps = {
         cluster: request.cluster,
-        cache: new ObjectCache(ctx.doc, ctx.tables.cache),
+        cache: new ObjectCache(ctx.doc, ctx.tables.cache, { indexer: indexAttributes }),
         api: new BinderApi(await ctx.kube.coreV1(request.cluster)),
         recorder: ctx.recorder,
         metrics: ctx.metrics,
@@ -129,7 +138,7 @@ function requeueEvent(cluster: string, kind: WatchedKind, key: string, uid: stri
 }
 
 /** One reconcile of a claim or a volume key; throws to make the runtime retry. */
-export async function reconcileBinder(request: Pick<ReconcileRequest, 'kind' | 'key' | 'event' | 'cached'>, deps: BinderDeps): Promise<BinderOutcome> {
+export async function reconcileBinder(request: Pick<ReconcileRequest, 'kind' | 'key' | 'event' | 'cached' | 'prefetched'>, deps: BinderDeps): Promise<BinderOutcome> {
   if (request.kind === 'StorageClass') return reconcileClass(request, deps);
   return request.kind === 'PersistentVolume' ? reconcileVolume(request, deps) : reconcileClaim(request, deps);
 }
@@ -166,7 +175,7 @@ async function reconcileClass(request: Pick<ReconcileRequest, 'key' | 'cached'>,
   return outcome;
 }
 
-async function reconcileClaim(request: Pick<ReconcileRequest, 'key' | 'event' | 'cached'>, deps: BinderDeps): Promise<BinderOutcome> {
+async function reconcileClaim(request: Pick<ReconcileRequest, 'key' | 'event' | 'cached' | 'prefetched'>, deps: BinderDeps): Promise<BinderOutcome> {
   const outcome: BinderOutcome = { writes: 0, stats: { queries: 1, itemsRead: 0 }, enqueued: 0 };
   const hit = await cachedEntry(request, 'PersistentVolumeClaim', deps);
   if (!hit || hit.deleted) {
@@ -184,7 +193,7 @@ async function reconcileClaim(request: Pick<ReconcileRequest, 'key' | 'event' | 
     return outcome;
   }
   const claim = hit.object as unknown as PersistentVolumeClaim;
-  const classes = await loadClasses(deps.cache, deps.cluster);
+  const classes = prefetchedClasses(request, claim) ?? (await loadClasses(deps.cache, deps.cluster));
   outcome.stats.queries++;
   const sources = { cluster: deps.cluster, cache: deps.cache, api: deps.api, matchPageSize: deps.matchPageSize };
   const snapshot = await loadClaimSnapshot(sources, claim, classes, outcome.stats);
@@ -205,6 +214,19 @@ async function reconcileClaim(request: Pick<ReconcileRequest, 'key' | 'event' | 
     return outcome;
   }
   return outcome;
+}
+
+/**
+ * A claim that names a class needs only that class (upstream reads the others only to find the default
+ * class for a claim with no `storageClassName` at all): when the runtime prefetched it, it is the whole
+ * list; otherwise (no class, another class than the message named, not prefetched) undefined.
+ */
+function prefetchedClasses(request: Pick<ReconcileRequest, 'prefetched'>, claim: PersistentVolumeClaim): StorageClass[] | undefined {
+  const className = getPersistentVolumeClaimClass(claim);
+  if (!className) return undefined;
+  const entry = request.prefetched?.cache.get(prefetchKey('StorageClass', className));
+  if (entry === undefined) return undefined;
+  return entry && !entry.deleted ? [entry.object as unknown as StorageClass] : [];
 }
 
 /** Whether the write that failed (the `attempted`-th) was a write of `claim` itself. */

@@ -22,6 +22,7 @@ import type { RuntimeContext, SqsHandlerOptions } from '../runtime/handler.ts';
 import type { Controller, ReconcileRequest, ReconcileResult } from '../runtime/reconcile.ts';
 import type { Lease } from '../state/lease.ts';
 import { ObjectCache } from '../state/cache.ts';
+import { indexAttributes } from '../kube/cache-index.ts';
 import {
   getClaimClass, inProgressSuperseded, isProvisioningCandidate, resolveClaim, storeMessages, volumeName, type ClaimOutcome, type CoreConfig,
 } from './claim.ts';
@@ -30,7 +31,8 @@ import { KubeWriter, PROVISIONER_WRITER } from './kube-writer.ts';
 import { emitObservations } from './metrics.ts';
 import type { PersistentVolume, PersistentVolumeClaim, StorageClass } from '../kube/objects.ts';
 import { coreConfig, createProvisionedPVBackoff, DEFAULTS, timeMarginMsFromEnv, type ProvisionerOptions } from './options.ts';
-import { ClaimRecords, type ClaimRecordChange } from './records.ts';
+import { ClaimRecords, claimRecordPk, type ClaimRecordChange } from './records.ts';
+import { prefetchKey } from '../state/key-state.ts';
 import { BackoffStore, QueueStore } from './store.ts';
 import { syncClaim, type VolumeStore } from './sync-claim.ts';
 import { syncVolume } from './sync-volume.ts';
@@ -109,14 +111,16 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
 
   async function reconcileClaim(request: ReconcileRequest, ctx: RuntimeContext): Promise<ReconcileResult> {
     const { cluster } = request;
-    const cache = new ObjectCache(ctx.doc, ctx.tables.cache);
-    const entry = await cache.get(cluster, 'PersistentVolumeClaim', request.key);
+    const cache = new ObjectCache(ctx.doc, ctx.tables.cache, { indexer: indexAttributes });
+    // The runtime read the entry (and the prefetched items) in one request just before this reconcile.
+    const entry = request.cached !== undefined ? (request.cached ?? undefined) : await cache.get(cluster, 'PersistentVolumeClaim', request.key);
     const cached = entry && !entry.deleted ? (entry.object as PersistentVolumeClaim) : undefined;
     // A deleted claim: the tombstone (or the message) still names its UID, which keys its in-progress record.
     const uid = cached?.metadata.uid ?? (entry?.uid || request.event.uid);
     if (!uid) return;
     const records = new ClaimRecords(ctx.doc, ctx.tables.control, clock);
-    const record = await records.get(cluster, uid);
+    const prefetchedRecord = request.prefetched?.control.get(claimRecordPk(cluster, uid));
+    const record = prefetchedRecord !== undefined ? ClaimRecords.fromItem(prefetchedRecord) : await records.get(cluster, uid);
 
     // A PV provisioned earlier but not saved yet (the queue store, or the backoff store out of Lambda time)
     // is saved before anything else, even when its claim is gone meanwhile: its volume exists, and the PV
@@ -158,7 +162,9 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
     }, Math.max(1000, Math.floor(options.provisionLeaseMs / 3)));
     renewal.unref();
     try {
-      const classEntry = await cache.get(cluster, 'StorageClass', getClaimClass(claim));
+      // A class's provisioner, parameters and policies are immutable: the copy read before the lease will do.
+      const prefetchedClass = request.prefetched?.cache.get(prefetchKey('StorageClass', getClaimClass(claim)));
+      const classEntry = prefetchedClass !== undefined ? (prefetchedClass ?? undefined) : await cache.get(cluster, 'StorageClass', getClaimClass(claim));
       const volumeEntry = await cache.get(cluster, 'PersistentVolume', volumeName(config, claim));
       const pending = records.pendingVolumesOf(cluster, uid);
       const lambda = ctx.lambdaContext;
@@ -212,7 +218,7 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
 
   async function reconcileVolume(request: ReconcileRequest, ctx: RuntimeContext): Promise<ReconcileResult> {
     const { cluster } = request;
-    const cache = new ObjectCache(ctx.doc, ctx.tables.cache);
+    const cache = new ObjectCache(ctx.doc, ctx.tables.cache, { indexer: indexAttributes });
     const entry = await cache.get(cluster, 'PersistentVolume', request.key);
     const pv = entry && !entry.deleted ? (entry.object as PersistentVolume) : undefined;
     if (!pv) return;
@@ -236,7 +242,7 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
    */
   async function reconcileAttachment(request: ReconcileRequest, ctx: RuntimeContext): Promise<ReconcileResult> {
     const { cluster } = request;
-    const cache = new ObjectCache(ctx.doc, ctx.tables.cache);
+    const cache = new ObjectCache(ctx.doc, ctx.tables.cache, { indexer: indexAttributes });
     const entry = await cache.get(cluster, 'VolumeAttachment', request.key);
     const pvName = detachedVolumeName(entry, request.event.type === 'DELETED' ? request.event.object : undefined);
     if (!pvName) return;
@@ -261,6 +267,17 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
     // VolumeAttachment: the delete guard reads them, so their initial LIST gates the controller too
     // (the runtime's sync gate defaults to these kinds); their deletions requeue the PV they held.
     kinds: ['PersistentVolumeClaim', 'PersistentVolume', 'StorageClass', 'VolumeAttachment'],
+    // A claim's in-progress record (by the uid the message names) and its class come with the claim's own
+    // entry; the PV is read after the provisioning lease is taken, never before.
+    prefetch(request) {
+      if (request.kind !== 'PersistentVolumeClaim') return {};
+      const claim = request.event.object as PersistentVolumeClaim | undefined;
+      const className = claim?.metadata && claim.spec ? getClaimClass(claim) : '';
+      return {
+        control: request.event.uid ? [claimRecordPk(request.cluster, request.event.uid)] : [],
+        cache: className ? [{ kind: 'StorageClass', key: className }] : [],
+      };
+    },
     async reconcile(request, ctx) {
       if (request.kind === 'PersistentVolumeClaim') return reconcileClaim(request, ctx);
       if (request.kind === 'PersistentVolume') return reconcileVolume(request, ctx);

@@ -45,6 +45,11 @@ export class ClaimRecords {
 
   async get(cluster: string, uid: string): Promise<ClaimRecord> {
     const { Item } = await this.#doc.send(new GetCommand({ TableName: this.#table, Key: { pk: claimRecordPk(cluster, uid) }, ConsistentRead: true }));
+    return ClaimRecords.fromItem(Item);
+  }
+
+  /** The record an item read elsewhere holds (the runtime's prefetch); absent ⇒ empty. */
+  static fromItem(Item: Record<string, unknown> | null | undefined): ClaimRecord {
     if (!Item) return {};
     return {
       ...(Item.inProgress ? { inProgress: JSON.parse(Item.inProgress as string) } : {}),

@@ -19,6 +19,7 @@
  * };
  */
 import type { CachedObject } from '../state/cache.ts';
+import type { KeyStateExtra, PrefetchedItems } from '../state/key-state.ts';
 import type { ClusterEvent, WatchedKind } from './message.ts';
 
 export interface ReconcileRequest {
@@ -33,6 +34,11 @@ export interface ReconcileRequest {
    * reconcile: `null` when the cache has none. Undefined when not read (a controller then reads it itself).
    */
   cached?: CachedObject | null;
+  /**
+   * What the controller's {@link Controller.prefetch} asked for, read in the same request as `cached`:
+   * cache entries by `<Kind>/<key>`, control items by `pk` (null: absent). Undefined when not read.
+   */
+  prefetched?: PrefetchedItems;
 }
 
 /** Done (nothing more to do until the object changes), or look again after a delay. */
@@ -55,6 +61,13 @@ export interface Controller<Ctx = unknown> {
   name: string;
   kinds: readonly WatchedKind[];
   reconcile(request: ReconcileRequest, ctx: Ctx): Promise<ReconcileResult>;
+  /**
+   * Items the reconcile of this request will read anyway, named from the message alone (its key, uid,
+   * embedded object): the runtime reads them with the key's own cache entry and backoff record, in one
+   * `BatchGetItem`, into `request.prefetched`. Only what may be read before the reconcile starts: anything
+   * that must be read after a lease is taken is read then.
+   */
+  prefetch?(request: Pick<ReconcileRequest, 'cluster' | 'kind' | 'key' | 'event'>): KeyStateExtra;
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * One read for what the runtime and the controller both need before a reconcile: the key's backoff record
- * (control table) and its cache entry (cache table), in a single consistent `BatchGetItem` across the two
- * tables instead of two `GetItem`s.
+ * (control table), its cache entry (cache table) and whatever else the controller declared it reads
+ * (`Controller.prefetch`), in a single consistent `BatchGetItem` across the two tables instead of a
+ * `GetItem` each.
  *
  * @example
  * const { backoff, cached } = await readKeyState({ doc, tables, backoffStore, cache }, id);
@@ -16,6 +17,20 @@ export interface KeyState {
   backoff: BackoffRecord | undefined;
   /** The cache entry as {@link ObjectCache.get} returns it (undefined: none). */
   cached: CachedObject | undefined;
+  /** What {@link KeyStateExtra} asked for: cache entries by `<Kind>/<key>`, control items by `pk` (null: absent). */
+  extra: PrefetchedItems;
+}
+
+/** Further items a controller reads anyway, fetched in the same request. */
+export interface KeyStateExtra {
+  cache?: ReadonlyArray<{ kind: string; key: string }>;
+  /** Control-table items by `pk`. */
+  control?: readonly string[];
+}
+
+export interface PrefetchedItems {
+  cache: Map<string, CachedObject | null>;
+  control: Map<string, Record<string, unknown> | null>;
 }
 
 export interface KeyStateSources {
@@ -25,25 +40,65 @@ export interface KeyStateSources {
   cache: ObjectCache;
 }
 
-/** Reads both items in one request; what DynamoDB leaves unprocessed is read on its own. */
-export async function readKeyState(sources: KeyStateSources, id: BackoffId): Promise<KeyState> {
+/** The map key of a prefetched cache entry. */
+export const prefetchKey = (kind: string, key: string): string => `${kind}/${key}`;
+
+/** BatchGetItem takes at most 100 keys; the key's own two and a controller's few stay far below. */
+const MAX_EXTRA = 50;
+
+/**
+ * Reads the backoff record, the cache entry and `extra` in one request (consistent); whatever DynamoDB
+ * leaves unprocessed is read again (at most three rounds, then on its own).
+ */
+export async function readKeyState(sources: KeyStateSources, id: BackoffId, extra: KeyStateExtra = {}): Promise<KeyState> {
   const { doc, tables } = sources;
   const backoffKey = { pk: backoffPk(id.controller, id.cluster, id.kind, id.key) };
   const cacheKey = ObjectCache.itemKey(id.cluster, id.kind, id.key);
-  const out = await doc.send(
-    new BatchGetCommand({
-      RequestItems: {
-        [tables.control]: { Keys: [backoffKey], ConsistentRead: true },
-        [tables.cache]: { Keys: [cacheKey], ConsistentRead: true },
-      },
-    }),
-  );
-  const unprocessed = out.UnprocessedKeys ?? {};
-  const backoffItem = unprocessed[tables.control]?.Keys?.length
-    ? await sources.backoff.get(id)
-    : (out.Responses?.[tables.control]?.[0] as BackoffRecord | undefined);
-  const cached = unprocessed[tables.cache]?.Keys?.length
-    ? await sources.cache.get(id.cluster, id.kind, id.key)
-    : sources.cache.entryOf(out.Responses?.[tables.cache]?.[0]);
-  return { backoff: backoffItem, cached };
+  // DynamoDB refuses an empty key attribute: such an entry cannot exist, so it is not asked for.
+  const extraCache = (extra.cache ?? []).filter((e) => e.kind && e.key).slice(0, MAX_EXTRA).map((e) => ({ name: prefetchKey(e.kind, e.key), key: ObjectCache.itemKey(id.cluster, e.kind, e.key) }));
+  const extraControl = [...new Set(extra.control ?? [])].filter(Boolean).slice(0, MAX_EXTRA);
+  const controlKeys = dedupe([backoffKey, ...extraControl.map((pk) => ({ pk }))]);
+  const cacheKeys = dedupe([cacheKey, ...extraCache.map((e) => e.key)]);
+  const found = new Map<string, Record<string, any>>();
+  let request: Record<string, { Keys: Array<Record<string, string>>; ConsistentRead: boolean }> = {
+    [tables.control]: { Keys: controlKeys, ConsistentRead: true },
+    [tables.cache]: { Keys: cacheKeys, ConsistentRead: true },
+  };
+  for (let round = 0; round < 3 && Object.keys(request).length > 0; round++) {
+    const out = await doc.send(new BatchGetCommand({ RequestItems: request }));
+    for (const [table, items] of Object.entries(out.Responses ?? {})) for (const item of items) found.set(itemId(table, item), item);
+    request = {};
+    for (const [table, left] of Object.entries(out.UnprocessedKeys ?? {})) {
+      if (left.Keys?.length) request[table] = { Keys: left.Keys as Array<Record<string, string>>, ConsistentRead: true };
+    }
+  }
+  if (Object.keys(request).length > 0) {
+    // Still unprocessed after three rounds (throttling): the key's own items one by one; the extras are
+    // left for the controller to read itself.
+    const backoff = await sources.backoff.get(id);
+    const cached = await sources.cache.get(id.cluster, id.kind, id.key);
+    return { backoff, cached, extra: { cache: new Map(), control: new Map() } };
+  }
+  const prefetched: PrefetchedItems = { cache: new Map(), control: new Map() };
+  for (const e of extraCache) prefetched.cache.set(e.name, sources.cache.entryOf(found.get(itemId(tables.cache, e.key))) ?? null);
+  for (const pk of extraControl) prefetched.control.set(pk, found.get(itemId(tables.control, { pk })) ?? null);
+  return {
+    backoff: found.get(itemId(tables.control, backoffKey)) as BackoffRecord | undefined,
+    cached: sources.cache.entryOf(found.get(itemId(tables.cache, cacheKey))),
+    extra: prefetched,
+  };
+}
+
+function itemId(table: string, item: Record<string, unknown>): string {
+  return `${table}\u0000${String(item.pk)}\u0000${String(item.sk ?? '')}`;
+}
+
+function dedupe<T extends Record<string, string>>(keys: T[]): T[] {
+  const seen = new Set<string>();
+  return keys.filter((k) => {
+    const id = `${k.pk}\u0000${k.sk ?? ''}`;
+    if (seen.has(id)) return false;
+    seen.add(id);
+    return true;
+  });
 }

@@ -1,6 +1,6 @@
 /**
- * Gate `backoff`: reads the key's backoff record and its cache entry in one request (the entry becomes
- * `request.cached`). A REQUEUE or a redelivery that arrives before the record's `nextAttemptAt` waits again;
+ * Gate `backoff`: reads the key's backoff record, its cache entry and what the controller prefetches in one
+ * request (the entry becomes `request.cached`, the rest `request.prefetched`). A REQUEUE or a redelivery that arrives before the record's `nextAttemptAt` waits again;
  * a fresh watch event goes through, as upstream's `queue.Add` bypasses the rate limiter.
  *
  * @example
@@ -28,8 +28,10 @@ export function backoff<Ctx>(rt: SqsRuntime<Ctx>): Gate {
   return async (job, next) => {
     const { request, id, event } = parsedOf(job);
     const s = rt.services;
-    const state = await readKeyState({ doc: s.doc, tables: s.tables, backoff: s.backoff, cache: s.cache }, id);
+    const extra = rt.controller.prefetch?.(request) ?? {};
+    const state = await readKeyState({ doc: s.doc, tables: s.tables, backoff: s.backoff, cache: s.cache }, id, extra);
     request.cached = state.cached ?? null;
+    if (rt.controller.prefetch) request.prefetched = state.extra;
     job.known = state.backoff ?? null;
     const delayMs = backoffWaitMs(job.known, event.type, job.record, rt.now());
     if (delayMs > 0) return { kind: 'wait', delayMs, why: 'backoff: next attempt not due yet' };
