@@ -175,11 +175,11 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
           // One margin for the save attempt after the last wait, one to hand the PV over and finish.
           ...(lambda ? { timeLeftMs: () => lambda.getRemainingTimeInMillis() - 2 * timeMarginMs } : {}),
         });
-      const signal = timeoutSignal(options.provisionTimeoutMs);
+
       // `Provisioning` goes out through the recorder before the backend call, as upstream records it.
       const recordEvents = (events: ProvisionerEvent[]): Promise<void> => report(ctx, { claim }, events, []);
       let outcome: ClaimOutcome = await syncClaim(
-        { config, provisioner, store, slowRetryPeriodMs: options.slowRetryPeriodMs, clock, recordEvents, ...(signal ? { signal } : {}) },
+        { config, provisioner, store, slowRetryPeriodMs: options.slowRetryPeriodMs, clock, recordEvents, timeoutMs: options.provisionTimeoutMs },
         {
           claim,
           ...(classEntry && !classEntry.deleted ? { storageClass: classEntry.object as StorageClass } : {}),

@@ -27,8 +27,14 @@ export interface ClaimSyncDeps {
   store: VolumeStore;
   /** How long an infeasible claim waits (upstream: 5 min, fixed). */
   slowRetryPeriodMs: number;
-  /** Cancelled at the provision timeout (upstream: a context deadline around the whole claim sync). */
+  /** Cancels the sync from outside (tests). */
   signal?: AbortSignal;
+  /**
+   * The provision timeout (upstream: a context deadline around the claim sync), started once the events
+   * before the backend call are recorded: upstream records them asynchronously, so an event waiting for
+   * API budget here must not eat the backend's time (under a saturated budget every call would time out).
+   */
+  timeoutMs?: number;
   /** Epoch ms; injectable for tests. */
   clock?: () => number;
   /**
@@ -51,7 +57,8 @@ export async function callProvision(provisioner: Provisioner, ctx: ProvisionCont
 /** Runs one claim sync and returns what the shell must apply. */
 export async function syncClaim(deps: ClaimSyncDeps, snapshot: ClaimSnapshot): Promise<ClaimOutcome> {
   const clock = deps.clock ?? Date.now;
-  const ctx: ProvisionContext = { signal: deps.signal ?? new AbortController().signal };
+  const deadline = new AbortController();
+  const ctx: ProvisionContext = { signal: deps.signal ? AbortSignal.any([deps.signal, deadline.signal]) : deadline.signal };
   const plan = planClaimSync(deps.config, deps.provisioner, ctx, snapshot);
   if (plan.action === 'finish') return plan.outcome;
   const started = clock();
@@ -60,10 +67,17 @@ export async function syncClaim(deps: ClaimSyncDeps, snapshot: ClaimSnapshot): P
     await deps.recordEvents(plan.events);
     unrecorded = [];
   }
-  const result = await callProvision(deps.provisioner, ctx, plan.options);
-  const outcome = afterProvision(deps.config, plan, result, clock(), deps.slowRetryPeriodMs);
-  const events = [...unrecorded, ...outcome.events];
-  if (!outcome.saveVolume) return { ...outcome, events };
-  const stored = await deps.store.storeVolume(ctx, plan.options.pvc, outcome.saveVolume);
-  return afterSave(plan.options.pvc, { ...outcome, events }, stored, (clock() - started) / 1000);
+  const timer = deps.timeoutMs && deps.timeoutMs > 0
+    ? setTimeout(() => deadline.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), deps.timeoutMs)
+    : undefined;
+  try {
+    const result = await callProvision(deps.provisioner, ctx, plan.options);
+    const outcome = afterProvision(deps.config, plan, result, clock(), deps.slowRetryPeriodMs);
+    const events = [...unrecorded, ...outcome.events];
+    if (!outcome.saveVolume) return { ...outcome, events };
+    const stored = await deps.store.storeVolume(ctx, plan.options.pvc, outcome.saveVolume);
+    return afterSave(plan.options.pvc, { ...outcome, events }, stored, (clock() - started) / 1000);
+  } finally {
+    clearTimeout(timer);
+  }
 }
