@@ -7,11 +7,14 @@
  * - function sandboxes killed mid-batch;
  * - storage control plane (its `faults.add`): 5xx, dropped connections, the response lost after a volume
  *   was created.
- * SQS/SNS/DynamoDB faults need the fault proxy (infra/local/fault-proxy) in front of fauxqs/dynalite, which
- * the stack cannot take yet (see the soak README).
+ * - SQS, SNS and DynamoDB (the fault proxy in front of fauxqs and dynalite, infra/local/fault-proxy):
+ *   throttling and 500s as each service sends them, latency, and DynamoDB writes done whose response is
+ *   lost. One deployment serves both clusters, so these hit both (`cluster` is -1).
+ * `aws: false` plans none of the AWS faults (the plan of a seed then is the one from before they existed).
  */
 import type { FaultSpec, Verb } from '../../../infra/local/kube-api/faults.ts';
 import type { FaultRule } from '../../../infra/local/storage-api/faults.ts';
+import type { AwsFaultRule } from '../../../infra/local/fault-proxy/proxy.ts';
 import { Random } from './random.ts';
 
 export type FaultKind =
@@ -24,15 +27,24 @@ export type FaultKind =
   | 'function killed mid-batch'
   | 'storage 5xx'
   | 'storage dropped connection'
-  | 'storage response lost after create';
+  | 'storage response lost after create'
+  | 'SQS throttling'
+  | 'SQS 500'
+  | 'SNS throttling'
+  | 'DynamoDB throttling'
+  | 'DynamoDB 500'
+  | 'AWS latency'
+  | 'DynamoDB response lost after write';
 
 export interface PlannedFault {
   atMs: number;
   kind: FaultKind;
-  /** Index of the cluster (0 = A, 1 = B). */
+  /** Index of the cluster (0 = A, 1 = B); -1: the deployment's AWS services, shared by both. */
   cluster: number;
   kube?: FaultSpec;
   storage?: FaultRule;
+  /** A fault proxy rule (SQS, SNS, DynamoDB). */
+  aws?: AwsFaultRule;
   /** Forwarder restart delay. */
   downMs?: number;
   /** Resource whose watch answers 410 on the restart. */
@@ -43,6 +55,10 @@ export interface PlannedFault {
 const RESOURCES = ['persistentvolumes', 'persistentvolumeclaims', 'persistentvolumes/status', 'persistentvolumeclaims/status', 'nodes', 'services', 'endpoints', 'events'];
 const WRITE_VERBS: Verb[] = ['create', 'update', 'patch', 'delete'];
 const WATCHED = ['persistentvolumes', 'persistentvolumeclaims', 'nodes', 'storageclasses', 'volumeattachments'];
+/** Operation sets an AWS fault takes (undefined: every operation of the service). */
+const SQS_OPERATIONS = [['ReceiveMessage'], ['DeleteMessageBatch'], ['ChangeMessageVisibility', 'ChangeMessageVisibilityBatch'], ['SendMessage', 'SendMessageBatch'], undefined];
+const DYNAMODB_OPERATIONS = [['GetItem', 'BatchGetItem', 'Query'], ['PutItem', 'UpdateItem', 'DeleteItem'], ['UpdateItem'], undefined];
+const DYNAMODB_WRITES = ['PutItem', 'UpdateItem', 'DeleteItem'];
 
 export interface FaultPlanOptions {
   seed: number;
@@ -53,6 +69,8 @@ export interface FaultPlanOptions {
   killable: string[];
   /** Kills only in the first part of the window (their messages return after the visibility timeout). */
   killWindowMs: number;
+  /** Plan SQS/SNS/DynamoDB faults (default true). */
+  aws?: boolean;
 }
 
 /** The plan, sorted by time. */
@@ -75,7 +93,10 @@ export function planFaults(options: FaultPlanOptions): PlannedFault[] {
       'storage 5xx': 2,
       'storage dropped connection': 1,
       'storage response lost after create': 2,
-    });
+      ...(options.aws === false
+        ? {}
+        : { 'SQS throttling': 2, 'SQS 500': 1, 'SNS throttling': 1, 'DynamoDB throttling': 2, 'DynamoDB 500': 1, 'AWS latency': 1, 'DynamoDB response lost after write': 1 }),
+    } as Record<FaultKind, number>);
     const f: PlannedFault = { atMs, kind, cluster };
     switch (kind) {
       case 'api 409 Conflict':
@@ -110,8 +131,37 @@ export function planFaults(options: FaultPlanOptions): PlannedFault[] {
       case 'storage response lost after create':
         f.storage = { method: 'POST', path: '/v2/namespaces/*/volumes', loseResponse: true, times: r.int(1, 3) };
         break;
+      case 'SQS throttling':
+      case 'SQS 500':
+        f.cluster = -1;
+        f.aws = withOperations({ service: 'sqs', kind: kind === 'SQS 500' ? 'internal' : 'throttle', times: r.int(1, 10) }, r.pick(SQS_OPERATIONS));
+        break;
+      case 'SNS throttling':
+        f.cluster = -1;
+        f.aws = { service: 'sns', operations: ['Publish', 'PublishBatch'], kind: 'throttle', times: r.int(1, 10) };
+        break;
+      case 'DynamoDB throttling':
+        f.cluster = -1;
+        f.aws = withOperations({ service: 'dynamodb', kind: 'throttle', times: r.int(1, 12), ...(r.int(0, 1) === 1 ? { code: 'ThrottlingException' } : {}) }, r.pick(DYNAMODB_OPERATIONS));
+        break;
+      case 'DynamoDB 500':
+        f.cluster = -1;
+        f.aws = withOperations({ service: 'dynamodb', kind: 'internal', times: r.int(1, 8) }, r.pick(DYNAMODB_OPERATIONS));
+        break;
+      case 'AWS latency':
+        f.cluster = -1;
+        f.aws = { service: r.pick(['sqs', 'sns', 'dynamodb'] as const), kind: 'latency', latencyMs: r.int(100, 1500), times: r.int(5, 30) };
+        break;
+      case 'DynamoDB response lost after write':
+        f.cluster = -1;
+        f.aws = { service: 'dynamodb', operations: DYNAMODB_WRITES, kind: 'lose-response', times: r.int(1, 2) };
+        break;
     }
     faults.push(f);
   }
   return faults.sort((a, b) => a.atMs - b.atMs);
+}
+
+function withOperations(rule: AwsFaultRule, operations: string[] | undefined): AwsFaultRule {
+  return operations ? { ...rule, operations } : rule;
 }

@@ -1,5 +1,5 @@
 /**
- * `npm run soak -- --minutes N --seed S [--ops-per-second R] [--fault-rate F] [--json]`: the soak benchmark
+ * `npm run soak -- --minutes N --seed S [--ops-per-second R] [--fault-rate F] [--param name=value …] [--json]`: the soak benchmark
  * (run.ts). Prints the report (and with `--json` the report as JSON); exits 1 when an invariant failed.
  */
 import { parseArgs } from 'node:util';
@@ -15,6 +15,7 @@ const { values } = parseArgs({
     'fault-rate': { type: 'string' },
     'settle-timeout': { type: 'string' },
     'state-dir': { type: 'string' },
+    param: { type: 'string', multiple: true },
     json: { type: 'boolean', default: false },
   },
 });
@@ -25,6 +26,7 @@ const report = await runSoak({
   ...(values['fault-rate'] ? { faultRate: Number(values['fault-rate']) } : {}),
   ...(values['settle-timeout'] ? { settleTimeoutMs: Number(values['settle-timeout']) * 1000 } : {}),
   ...(values['state-dir'] ? { stateDir: values['state-dir'] } : {}),
+  ...(values.param ? { params: Object.fromEntries(values.param.map((p) => [p.slice(0, p.indexOf('=')), p.slice(p.indexOf('=') + 1)])) } : {}),
   keepLogs: true,
   progress: (line) => console.error(`[soak] ${line}`),
 });

@@ -16,6 +16,11 @@ export function formatReport(r: SoakReport): string {
   const total = Object.values(r.faults).reduce((s, n) => s + n, 0);
   lines.push(`faults injected: ${total} (${Object.entries(r.faultsByCluster).map(([c, n]) => `${c}: ${n}`).join(', ')}); ${r.invocationsCut} invocations cut by kills`);
   for (const [kind, n] of Object.entries(r.faults).sort()) lines.push(`  ${pad(kind, 36)} ${n}`);
+  const hit = Object.entries(r.awsRequestsHit ?? {});
+  if (hit.length > 0) {
+    lines.push(`AWS requests hit by the fault proxy: ${hit.reduce((s, [, n]) => s + n, 0)}`);
+    for (const [what, n] of hit.sort()) lines.push(`  ${pad(what, 48)} ${n}`);
+  }
   lines.push('');
   lines.push(`last fault ended at +${(r.lastFaultAtMs / 1000).toFixed(1)} s; converged ${r.convergeMs === undefined ? 'NEVER (settle timeout)' : `${(r.convergeMs / 1000).toFixed(1)} s after it`}`);
   lines.push('');

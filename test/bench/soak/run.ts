@@ -8,6 +8,9 @@
  * - Both forwarders are child processes (cluster ids `local` and `b`), SIGKILLable.
  * - The functions run in killable worker sandboxes (functions.ts); the timeouts and visibility timeouts
  *   are shortened (SOAK_PARAMS) so a killed batch comes back within the run.
+ * - SQS, SNS and DynamoDB are a fauxqs and a dynalite started here, behind the fault proxy
+ *   (infra/local/fault-proxy), whose URL is the stack's `awsEndpoint`: the functions, both forwarders, the
+ *   event source mappings and the checker all reach them through it.
  */
 import { createWriteStream } from 'node:fs';
 import { mkdir, mkdtemp } from 'node:fs/promises';
@@ -16,6 +19,8 @@ import { join } from 'node:path';
 import { existsSync } from 'node:fs';
 import { PROJECT_ROOT } from '../../../infra/build/bundle.ts';
 import { kebabCase } from '../../../infra/build/functions.ts';
+import { startFaultProxy, type FaultProxy } from '../../../infra/local/fault-proxy/proxy.ts';
+import { startAwsStandIns } from '../../../infra/local/fault-proxy/stand-ins.ts';
 import { startStack, type Stack } from '../../../infra/local/stack/stack.ts';
 import { compileTemplate } from '../../../infra/local/stack/template.ts';
 import { readWiring } from '../../../infra/local/stack/wiring.ts';
@@ -28,7 +33,7 @@ import { Workload } from './workload.ts';
 
 /** Stage parameters of the soak: short timeouts so batches cut by a kill come back within the run. */
 export const SOAK_PARAMS: Record<string, string> = {
-  // above the runtime's start margin (a timeout below it defers every record until the DLQ takes it)
+  // at least twice the runtime's start margin (5 s): below it the margin shrinks to half the timeout, with a warning
   binderTimeout: '12',
   binderVisibilityTimeout: '72',
   provisionerTimeout: '20',
@@ -49,6 +54,10 @@ export interface SoakOptions {
   faultRate?: number;
   /** Functions the plan may kill mid-batch (default binder, provisioner, labelSync; [] = none). */
   killable?: string[];
+  /** SQS/SNS/DynamoDB faults through the fault proxy (default true). */
+  awsFaults?: boolean;
+  /** Stage parameters over {@link SOAK_PARAMS} (e.g. `{ binderTimeout: '5' }`). */
+  params?: Record<string, string>;
   /** Longest wait for convergence after the faults (default 300 s). */
   settleTimeoutMs?: number;
   /** Where logs go (default: a temp dir, removed unless `keepLogs`). */
@@ -74,6 +83,8 @@ export interface SoakReport {
   durationMs: number;
   faults: Record<string, number>;
   faultsByCluster: Record<string, number>;
+  /** AWS requests the fault proxy failed, delayed or cut, by `service operation kind`. */
+  awsRequestsHit: Record<string, number>;
   /** Batches cut by sandbox kills. */
   invocationsCut: number;
   lastFaultAtMs: number;
@@ -100,12 +111,20 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   const started = Date.now();
 
   try {
-    const template = await compileTemplate({ root: PROJECT_ROOT, stage: 'local', params: SOAK_PARAMS });
+    const params = { ...SOAK_PARAMS, ...options.params };
+    const template = await compileTemplate({ root: PROJECT_ROOT, stage: 'local', params });
     const wiring = readWiring(template);
     const functions = wiring.functions.filter((f) => existsSync(join(PROJECT_ROOT, 'functions', `${kebabCase(f.name)}.ts`)));
+    progress('starting fauxqs, dynalite and the fault proxy …');
+    const aws = await startAwsStandIns({ region: 'eu-west-1' });
+    stops.push(() => aws.stop());
+    const proxy: FaultProxy = await startFaultProxy({ upstreams: aws.upstreams, seed: options.seed });
+    stops.push(() => proxy.stop());
     progress('starting the stack (cluster A) …');
     const stack: Stack = await startStack({
-      params: SOAK_PARAMS,
+      awsEndpoint: proxy.url,
+      region: 'eu-west-1',
+      params,
       stateDir: join(stateDir, 'stack'),
       storageNodeAnnotation: true,
       functions: Object.fromEntries(functions.map((f) => [f.name, pool.handler(f.name)])),
@@ -151,15 +170,22 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
 
     // --- the run: workload all along, faults in the first 80% of the window
     const faultWindowMs = Math.round(windowMs * 0.8);
-    const plan = planFaults({ seed: options.seed, windowMs: faultWindowMs, rate: options.faultRate ?? 0.4, killable: options.killable ?? KILLABLE, killWindowMs: Math.round(windowMs * 0.5) });
+    const plan = planFaults({ seed: options.seed, windowMs: faultWindowMs, rate: options.faultRate ?? 0.4, killable: options.killable ?? KILLABLE, killWindowMs: Math.round(windowMs * 0.5), aws: options.awsFaults !== false });
     const faults: Record<string, number> = {};
     const faultsByCluster: Record<string, number> = {};
     let invocationsCut = 0;
     let lastFaultEnd = 0;
     const t0 = Date.now();
     const apply = async (f: PlannedFault): Promise<void> => {
-      const c = clusters[f.cluster];
       faults[f.kind] = (faults[f.kind] ?? 0) + 1;
+      if (f.aws) {
+        faultsByCluster.aws = (faultsByCluster.aws ?? 0) + 1;
+        write(`[fault +${Date.now() - t0} ms] aws ${f.kind} ${JSON.stringify(f.aws)}`);
+        proxy.faults.add(f.aws);
+        lastFaultEnd = Date.now();
+        return;
+      }
+      const c = clusters[f.cluster];
       faultsByCluster[c.id] = (faultsByCluster[c.id] ?? 0) + 1;
       write(`[fault +${Date.now() - t0} ms] ${c.id} ${f.kind} ${JSON.stringify(f.kube ?? f.storage ?? f.function ?? f.goneResource ?? '')}`);
       if (f.kube) c.kubeApi.faults.inject(f.kube);
@@ -205,6 +231,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       c.kubeApi.faults.clear();
       c.storage.faults.clear();
     }
+    if (proxy.faults.rules.length > 0) lastFaultEnd = Date.now();
+    proxy.faults.clear();
     for (const f of forwarders) if (!f.running) await f.start(60_000);
     const faultsOff = Date.now();
     const lastFaultAtMs = lastFaultEnd > 0 ? lastFaultEnd - t0 : 0;
@@ -248,6 +276,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       durationMs: Date.now() - started,
       faults: faults as Record<FaultKind, number>,
       faultsByCluster,
+      awsRequestsHit: { ...proxy.injected },
       invocationsCut,
       lastFaultAtMs,
       ...(convergeMs !== undefined ? { convergeMs } : {}),

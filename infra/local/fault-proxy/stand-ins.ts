@@ -1,0 +1,47 @@
+/**
+ * fauxqs (SQS, SNS) and dynalite (DynamoDB) started on their own, for a fault proxy to stand in front of
+ * (the stack starts its own only without `awsEndpoint`).
+ *
+ * @example
+ * const aws = await startAwsStandIns({ region: 'eu-west-1' });
+ * const proxy = await startFaultProxy({ upstreams: aws.upstreams });
+ */
+import { createRequire } from 'node:module';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { startFauxqs, type FauxqsServer } from 'fauxqs';
+import type { AwsService } from './errors.ts';
+
+const require = createRequire(import.meta.url);
+
+export interface AwsStandIns {
+  upstreams: Record<AwsService, string>;
+  fauxqs: FauxqsServer;
+  dynalite: Server;
+  stop(): Promise<void>;
+}
+
+export async function startAwsStandIns(options: { region?: string } = {}): Promise<AwsStandIns> {
+  const fauxqs = await startFauxqs({ port: 0, logger: false, defaultRegion: options.region ?? 'eu-west-1' });
+  const dynalite = (require('dynalite') as (o: Record<string, number>) => Server)({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  try {
+    await new Promise<void>((ok, fail) => {
+      dynalite.once('error', fail);
+      dynalite.listen(0, '127.0.0.1', () => ok());
+    });
+  } catch (error) {
+    await fauxqs.stop();
+    throw error;
+  }
+  const sqs = `http://127.0.0.1:${fauxqs.port}`;
+  return {
+    upstreams: { sqs, sns: sqs, dynamodb: `http://127.0.0.1:${(dynalite.address() as AddressInfo).port}` },
+    fauxqs,
+    dynalite,
+    async stop() {
+      dynalite.closeAllConnections();
+      await new Promise<void>((ok) => dynalite.close(() => ok()));
+      await fauxqs.stop();
+    },
+  };
+}
