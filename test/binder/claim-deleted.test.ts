@@ -14,17 +14,12 @@ process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { startKubeApi, type KubeApi } from '../../infra/local/kube-api/index.ts';
-import { KubeEventRecorder } from '../../lib/kube/recorder.ts';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { statusCode } from '../../lib/kube/errors.ts';
 import type { WatchedKind } from '../../lib/runtime/message.ts';
 import { ObjectCache } from '../../lib/state/cache.ts';
-import { indexAttributes } from '../../lib/kube/cache-index.ts';
-import { BinderApi } from '../../lib/binder/api.ts';
-import { COMPONENT } from '../../lib/binder/constants.ts';
 import { reconcileBinder, type BinderDeps, type BinderOutcome } from '../../lib/binder/controller.ts';
-import { startDynalite, type Dynalite } from '../support/dynalite.ts';
+import { startBinderShell, type BinderShell } from './shell.ts';
 
 const CLUSTER = 'local';
 const PROVISIONER = 'external.example.com';
@@ -32,8 +27,6 @@ const PROVISIONER = 'external.example.com';
 const json = <T>(o: unknown): T => JSON.parse(JSON.stringify(o)) as T;
 
 describe('binder: a claim deleted while it binds releases the volume that names it', () => {
-  let kube: KubeApi;
-  let db: Dynalite;
   let core: CoreV1Api;
   let cache: ObjectCache;
   let deps: BinderDeps;
@@ -41,26 +34,13 @@ describe('binder: a claim deleted while it binds releases the volume that names 
   let ns: string;
   let counter = 0;
 
+  let shell: BinderShell;
+
   before(async () => {
-    kube = await startKubeApi({ port: 0 });
-    db = await startDynalite();
-    const kc = new KubeConfig();
-    kc.loadFromString(kube.kubeconfig());
-    core = kc.makeApiClient(CoreV1Api);
-    cache = new ObjectCache(db.doc, db.tables.cache, { indexer: indexAttributes });
-    queue = [];
-    deps = {
-      cluster: CLUSTER,
-      cache,
-      api: new BinderApi(core),
-      recorder: new KubeEventRecorder({ api: core, component: COMPONENT, cluster: CLUSTER, doc: db.doc, table: db.tables.control, onError: () => {} }),
-      enqueue: async (kind, key) => void queue.push({ kind, key }),
-    };
+    shell = await startBinderShell(CLUSTER);
+    ({ core, cache, deps, queue } = shell);
   });
-  after(async () => {
-    await kube.stop();
-    await db.stop();
-  });
+  after(() => shell.stop());
   beforeEach(async () => {
     ns = `gone${++counter}`;
     await core.createNamespace({ body: { metadata: { name: ns } } });

@@ -8,17 +8,13 @@ process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { CoreV1Api, KubeConfig, StorageV1Api, type CoreV1Event } from '@kubernetes/client-node';
-import { startKubeApi, type KubeApi } from '../../infra/local/kube-api/index.ts';
-import { KubeEventRecorder } from '../../lib/kube/recorder.ts';
+import { CoreV1Api, StorageV1Api, type CoreV1Event } from '@kubernetes/client-node';
+import type { KubeApi } from '../../infra/local/kube-api/index.ts';
 import { isConflict, statusCode } from '../../lib/kube/errors.ts';
 import type { WatchedKind } from '../../lib/runtime/message.ts';
 import { ObjectCache } from '../../lib/state/cache.ts';
-import { indexAttributes } from '../../lib/kube/cache-index.ts';
-import { BinderApi } from '../../lib/binder/api.ts';
-import { COMPONENT } from '../../lib/binder/constants.ts';
 import { reconcileBinder, type BinderDeps, type BinderOutcome } from '../../lib/binder/controller.ts';
-import { startDynalite, type Dynalite } from '../support/dynalite.ts';
+import { startBinderShell, type BinderShell } from './shell.ts';
 
 const CLUSTER = 'local';
 
@@ -26,7 +22,6 @@ const json = <T>(o: unknown): T => JSON.parse(JSON.stringify(o)) as T;
 
 describe('binder shell against the emulator and dynalite', () => {
   let kube: KubeApi;
-  let db: Dynalite;
   let core: CoreV1Api;
   let storageV1: StorageV1Api;
   let cache: ObjectCache;
@@ -35,27 +30,14 @@ describe('binder shell against the emulator and dynalite', () => {
   let ns: string;
   let counter = 0;
 
+  let shell: BinderShell;
+
   before(async () => {
-    kube = await startKubeApi({ port: 0 });
-    db = await startDynalite();
-    const kc = new KubeConfig();
-    kc.loadFromString(kube.kubeconfig());
-    core = kc.makeApiClient(CoreV1Api);
-    storageV1 = kc.makeApiClient(StorageV1Api);
-    cache = new ObjectCache(db.doc, db.tables.cache, { indexer: indexAttributes });
-    queue = [];
-    deps = {
-      cluster: CLUSTER,
-      cache,
-      api: new BinderApi(core),
-      recorder: new KubeEventRecorder({ api: core, component: COMPONENT, cluster: CLUSTER, doc: db.doc, table: db.tables.control, onError: () => {} }),
-      enqueue: async (kind, key) => void queue.push({ kind, key }),
-    };
+    shell = await startBinderShell(CLUSTER);
+    ({ kube, core, cache, deps, queue } = shell);
+    storageV1 = shell.storageV1;
   });
-  after(async () => {
-    await kube.stop();
-    await db.stop();
-  });
+  after(() => shell.stop());
   beforeEach(async () => {
     ns = `ns${++counter}`;
     await core.createNamespace({ body: { metadata: { name: ns } } });

@@ -1,51 +1,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startDynalite, type Dynalite } from '../support/dynalite.ts';
-import { ObjectCache, InvalidResourceVersionError, MissingIndexerError, ObjectTooLargeError, type CacheableObject } from '../../lib/state/cache.ts';
+import { ObjectCache, InvalidResourceVersionError, MissingIndexerError, ObjectTooLargeError } from '../../lib/state/cache.ts';
 import { CLAIM_REF_INDEX, PENDING_CLAIM_INDEX, RESYNC_INDEX, VOLUME_MATCH_INDEX, padBytes, pendingClaimPk, volumeMatchPk, claimRefPk } from '../../lib/state/schema.ts';
 import { indexAttributes } from '../../lib/kube/cache-index.ts';
-
-const PV = 'PersistentVolume';
-const PVC = 'PersistentVolumeClaim';
-
-function volume(name: string, rv: number, mods: { size?: string; cls?: string; modes?: string[]; phase?: string; claim?: string; deleting?: boolean; uid?: string } = {}): CacheableObject {
-  return {
-    apiVersion: 'v1',
-    kind: PV,
-    metadata: {
-      name,
-      uid: mods.uid ?? `uid-${name}`,
-      resourceVersion: String(rv),
-      managedFields: [{ manager: 'kubectl', operation: 'Update' }],
-      ...(mods.deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}),
-    },
-    spec: {
-      capacity: { storage: mods.size ?? '1Gi' },
-      accessModes: mods.modes ?? ['ReadWriteOnce'],
-      ...(mods.cls !== undefined ? { storageClassName: mods.cls } : {}),
-      ...(mods.claim ? { claimRef: { namespace: 'ns', name: mods.claim, uid: 'c' } } : {}),
-    },
-    status: mods.phase === undefined ? {} : { phase: mods.phase },
-  };
-}
-
-function claim(name: string, rv: number, mods: { size?: string; cls?: string; beta?: string; volumeName?: string; deleting?: boolean } = {}): CacheableObject {
-  return {
-    metadata: {
-      name,
-      namespace: 'ns',
-      uid: `uid-${name}`,
-      resourceVersion: String(rv),
-      ...(mods.beta !== undefined ? { annotations: { 'volume.beta.kubernetes.io/storage-class': mods.beta } } : {}),
-      ...(mods.deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}),
-    },
-    spec: {
-      resources: { requests: { storage: mods.size ?? '1Gi' } },
-      ...(mods.cls !== undefined ? { storageClassName: mods.cls } : {}),
-      ...(mods.volumeName ? { volumeName: mods.volumeName } : {}),
-    },
-  };
-}
+import { claim, PV, PVC, volume } from '../support/cache-objects.ts';
 
 async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
