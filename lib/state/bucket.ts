@@ -17,8 +17,9 @@
  *   idle cannot hoard budget). The burst is shrunk by `qps × (sliceTtlMs + marginMs)` so that lapse-free
  *   late use and request latency can never push more than `qps + burst` requests into any one second at
  *   the server.
- * - Slices grow when a container uses all it reserved and halve when slots lapse (AIMD), between 1 and
- *   `slice` (~100 ms of the budget: 2 tokens at KCM's 20 QPS).
+ * - Slices are whole (`slice`, ~100 ms of the budget: 2 tokens at KCM's 20 QPS) while the bucket is more
+ *   than half full; nearer empty they grow when a container uses all it reserved and halve when slots
+ *   lapse (AIMD).
  * A 429 pauses the whole cluster until the server's Retry-After has passed and restarts it at the steady
  * rate without a burst.
  */
@@ -89,7 +90,7 @@ export interface ApiBudgetOptions {
   cluster: string;
   qps?: number;
   burst?: number;
-  /** Most tokens reserved at once (default qps ÷ 10, between 1 and 10, at most the effective burst). */
+  /** Most tokens reserved at once (default qps ÷ 10, between 1 and 20, at most the effective burst). */
   slice?: number;
   /** How long after its time a reserved slot may still be used (default 250 ms). */
   sliceTtlMs?: number;
@@ -139,9 +140,9 @@ export class ApiBudget {
     this.#table = options.table;
     this.#sliceTtlMs = options.sliceTtlMs ?? 250;
     this.effectiveBurst = Math.max(1, this.burst - (this.qps * (this.#sliceTtlMs + (options.marginMs ?? 100))) / 1000);
-    // A slice holds at most ~100 ms of the budget (2 tokens at 20 QPS, 10 at 100 QPS and above): slots a
+    // A slice holds at most ~100 ms of the budget (2 tokens at 20 QPS, 20 at 200 QPS and above): slots a
     // container reserved and then did not need are lost to everyone, which a small budget cannot afford.
-    this.#maxSlice = Math.max(1, Math.min(options.slice ?? Math.min(10, Math.floor(this.qps / 10)), Math.floor(this.effectiveBurst)));
+    this.#maxSlice = Math.max(1, Math.min(options.slice ?? Math.min(20, Math.floor(this.qps / 10)), Math.floor(this.effectiveBurst)));
     this.#sliceSize = Math.min(this.#sliceSize, this.#maxSlice);
     this.#maxWaitMs = options.maxWaitMs ?? 60_000;
     this.#slotMs = 1000 / this.qps;
@@ -284,6 +285,9 @@ export class ApiBudget {
         const written = await this.#update(form, n, now, now + wait + burstAhead - slot);
         if (written === undefined) continue;
         this.#lastTat = written.tat;
+        // Plenty left (under half the burst booked): a slot that goes unused costs nobody anything, so
+        // take whole slices; near empty, AIMD keeps them small.
+        if (written.tat - now < burstAhead / 2) this.#sliceSize = this.#maxSlice;
         const base = written.tat - n * slot;
         for (let k = 1; k <= n; k++) {
           // A slot is taken from the bucket at its time, or now when that has passed (burst tokens).

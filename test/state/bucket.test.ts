@@ -125,6 +125,15 @@ describe('ApiBudget (shared token bucket in DynamoDB)', () => {
     assert.ok(Number(stored?.granted) >= 120 && Number(stored?.granted) <= 120 + 3 * 10, `granted ${stored?.granted}`);
   });
 
+  test('with plenty left a container takes whole slices: one write for many requests', async () => {
+    const clock = simulatedClock();
+    const counted = counting(db.doc);
+    const budget = new ApiBudget({ doc: counted.doc, table: db.tables.control, cluster: 'plenty', qps: 400, burst: 600, ...clock });
+    for (let i = 0; i < 40; i++) await budget.take(); // one at a time, as one reconcile's requests come
+    const writes = counted.counts.UpdateCommand ?? 0;
+    assert.ok(writes <= 4, `${writes} bucket writes for 40 requests at 400 QPS`);
+  });
+
   test('waiting is exact: one sleep per slot due later, none polling', async () => {
     const clock = simulatedClock();
     const sleeps: number[] = [];
