@@ -60,9 +60,9 @@ export type ClusterEvent = z.infer<typeof ClusterEventSchema>;
 export const NO_WRITER = 'cluster';
 
 /**
- * SNS/SQS message attributes every cluster event carries. Filter policies match on `kind`, and on `writer`
+ * SNS/SQS message attributes every cluster event carries. Filter policies match on `kind`, on `writer`
  * so that a controller's subscription leaves out the versions it wrote itself (`writer` is
- * {@link NO_WRITER} otherwise).
+ * {@link NO_WRITER} otherwise), and on `boundClaim` ({@link isBoundClaim}).
  */
 export function messageAttributes(event: ClusterEvent): Record<string, { DataType: 'String'; StringValue: string }> {
   return {
@@ -70,7 +70,20 @@ export function messageAttributes(event: ClusterEvent): Record<string, { DataTyp
     cluster: { DataType: 'String', StringValue: event.cluster },
     type: { DataType: 'String', StringValue: event.type },
     writer: { DataType: 'String', StringValue: event.writer ?? NO_WRITER },
+    ...(isBoundClaim(event) ? { boundClaim: { DataType: 'String' as const, StringValue: 'true' } } : {}),
   };
+}
+
+/**
+ * A change of a claim that is Bound and not being deleted, its object in the message: the provisioner has
+ * nothing to do for it (upstream's `shouldProvision` is false once `spec.volumeName` is set, and the
+ * change that set it, still Pending, reached it), so its subscription leaves these out (`boundClaim`).
+ * Without the object (too large for a message) the attribute is not set and the event goes everywhere.
+ */
+export function isBoundClaim(event: ClusterEvent): boolean {
+  if (event.kind !== 'PersistentVolumeClaim' || (event.type !== 'ADDED' && event.type !== 'MODIFIED' && event.type !== 'SYNC')) return false;
+  const object = event.object as { metadata?: { deletionTimestamp?: unknown }; status?: { phase?: unknown } } | undefined;
+  return object?.status?.phase === 'Bound' && !object.metadata?.deletionTimestamp;
 }
 
 /** At most 128 characters from the FIFO alphabet; longer ids keep a readable prefix plus a hash. */

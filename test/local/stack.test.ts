@@ -38,7 +38,7 @@ describe('local stack', () => {
   // slow enough that the next receive (other message groups) starts while a batch is still running
   const recorder = new EventRecorder({ delayMs: 200 });
   const extra: SqsEventSource[] = [];
-  const truth: { kind: string; key: string; rv: string }[] = [];
+  const truth: { kind: string; key: string; rv: string; boundClaim: boolean }[] = [];
   let unsubscribe: (() => void) | undefined;
   const stateDir = join(process.env.TMPDIR ?? '/tmp', `claimflow-stack-test-${process.pid}`);
 
@@ -57,7 +57,8 @@ describe('local stack', () => {
       const meta = event.object.metadata;
       if (!kind) return;
       if (kind === 'Service' && !meta.labels?.[VOLUME_LABEL]) return;
-      truth.push({ kind, key: meta.namespace ? `${meta.namespace}/${meta.name}` : meta.name!, rv: meta.resourceVersion! });
+      const boundClaim = kind === 'PersistentVolumeClaim' && (event.object as { status?: { phase?: string } }).status?.phase === 'Bound' && event.type !== 'DELETED';
+      truth.push({ kind, key: meta.namespace ? `${meta.namespace}/${meta.name}` : meta.name!, rv: meta.resourceVersion!, boundClaim });
     });
   });
 
@@ -136,7 +137,15 @@ describe('local stack', () => {
       }
     }
 
-    const expectedFor = (consumer: string) => truth.filter((t) => ADMITS[consumer].includes(t.kind));
+    // Two claims turn Bound (as the binder's status write does): their later changes skip the provisioner.
+    for (const i of [0, 1]) {
+      const claim = store.get({ resource: '/persistentvolumeclaims', namespace: 'default', name: `claim-${i}` })!;
+      store.update('/persistentvolumeclaims', { ...claim, status: { phase: 'Bound' } }, 'status');
+      const bound = store.get({ resource: '/persistentvolumeclaims', namespace: 'default', name: `claim-${i}` })!;
+      store.update('/persistentvolumeclaims', { ...bound, metadata: { ...bound.metadata, labels: { after: 'bound' } } });
+    }
+
+    const expectedFor = (consumer: string) => truth.filter((t) => ADMITS[consumer].includes(t.kind) && !(consumer === 'provisioner' && t.boundClaim));
     const id = (e: { kind: string; key: string; rv?: string; resourceVersion?: string }) => `${e.kind}|${e.key}|${e.rv ?? e.resourceVersion}`;
     await eventually(
       () => Object.keys(ADMITS).every((c) => recorder.events(c).length >= expectedFor(c).length),
@@ -156,6 +165,8 @@ describe('local stack', () => {
       }
     }
     assert.ok(truth.some((t) => t.kind === 'Service') && truth.some((t) => t.kind === 'VolumeAttachment'));
+    assert.equal(truth.filter((t) => t.boundClaim).length, 4, 'two claims, each Bound and then relabelled');
+    assert.equal(recorder.events('binder').filter((e) => e.kind === 'PersistentVolumeClaim' && truth.some((t) => t.boundClaim && t.key === e.key && t.rv === e.resourceVersion)).length, 4, 'the binder still gets them');
     assert.ok(recorder.maxInFlight('binder') >= 2, `binder ran ${recorder.maxInFlight('binder')} invocations at once`);
     assert.equal(stack.eventSources.binder.stats.fifoOrderViolations, 0);
     assert.equal(stack.eventSources.binder.stats.wholeBatchFailures, 0);

@@ -82,7 +82,12 @@ describe('serverless.yml → CloudFormation', () => {
       assert.equal(s.FilterPolicyScope, 'MessageAttributes');
       const writer = OWN_WRITES_FILTERED[queue];
       const expected = writer
-        ? { kind: FILTERS[queue], $or: [{ writer: [{ exists: false }] }, { writer: [{ 'anything-but': [writer] }] }] }
+        ? {
+            kind: FILTERS[queue],
+            // the provisioner has nothing to do for a claim already Bound (lib/runtime/message.ts isBoundClaim)
+            ...(queue === 'ProvisionerQueue' ? { boundClaim: [{ exists: false }] } : {}),
+            $or: [{ writer: [{ exists: false }] }, { writer: [{ 'anything-but': [writer] }] }],
+          }
         : { kind: FILTERS[queue] };
       assert.deepEqual(s.FilterPolicy, expected, `${queue} filter`);
     }

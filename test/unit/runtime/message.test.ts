@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { messageDeduplicationId, MESSAGE_VERSION, type ClusterEvent } from '../../../lib/runtime/message.ts';
+import { isBoundClaim, messageAttributes, messageDeduplicationId, MESSAGE_VERSION, type ClusterEvent } from '../../../lib/runtime/message.ts';
 
 const event = (partial: Partial<ClusterEvent>): ClusterEvent => ({
   v: MESSAGE_VERSION,
@@ -35,4 +35,32 @@ describe('messageDeduplicationId', () => {
     assert.ok(id.length <= 128);
     assert.match(id, /^[\x21-\x7e]+$/);
   });
+});
+
+describe('boundClaim: the provisioner\u2019s subscription leaves out changes of claims already Bound', () => {
+  const claim = (phase: string | undefined, deleting = false) => ({
+    metadata: { name: 'c', namespace: 'ns', ...(deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}) },
+    spec: { volumeName: phase === 'Bound' ? 'pv-1' : undefined },
+    ...(phase ? { status: { phase } } : {}),
+  });
+  const pvc = (partial: Partial<ClusterEvent>) => event({ kind: 'PersistentVolumeClaim', key: 'ns/c', ...partial });
+  const table: Array<[string, ClusterEvent, boolean]> = [
+    ['a Bound claim changed', pvc({ object: claim('Bound') }), true],
+    ['a Bound claim added (relist, restore)', pvc({ type: 'ADDED', object: claim('Bound') }), true],
+    ['a Bound claim seen on a relist', pvc({ type: 'SYNC', object: claim('Bound') }), true],
+    ['a Pending claim', pvc({ object: claim('Pending') }), false],
+    ['a claim with no status yet', pvc({ object: claim(undefined) }), false],
+    ['a Lost claim', pvc({ object: claim('Lost') }), false],
+    ['a Bound claim being deleted', pvc({ object: claim('Bound', true) }), false],
+    ['a Bound claim deleted', pvc({ type: 'DELETED', object: claim('Bound') }), false],
+    ['a requeue', pvc({ type: 'REQUEUE', object: claim('Bound') }), false],
+    ['a message without its object (too large)', pvc({}), false],
+    ['a Bound volume', event({ object: { metadata: { name: 'pv-1' }, status: { phase: 'Bound' } } }), false],
+  ];
+  for (const [name, e, bound] of table) {
+    test(name, () => {
+      assert.equal(isBoundClaim(e), bound);
+      assert.equal(messageAttributes(e).boundClaim?.StringValue, bound ? 'true' : undefined);
+    });
+  }
 });
