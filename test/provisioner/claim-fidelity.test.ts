@@ -19,7 +19,7 @@ import type { ReconcileResult } from '../../lib/runtime/reconcile.ts';
 import { LeaseStore } from '../../lib/state/lease.ts';
 import { createProvisionerController } from '../../lib/provisioner/controller.ts';
 import { toJson } from '../../lib/provisioner/kube-writer.ts';
-import type { PersistentVolume, PersistentVolumeClaim } from '../../lib/provisioner/objects.ts';
+import type { PersistentVolume, PersistentVolumeClaim } from '../../lib/kube/objects.ts';
 import { provisionerOptionsFromEnv } from '../../lib/provisioner/options.ts';
 import { LocalProvisioner } from '../../lib/provisioner/provisioners/local.ts';
 import { STORAGEOS_DRIVER, StorageOSProvisioner } from '../../lib/provisioner/provisioners/storageos.ts';

@@ -17,7 +17,7 @@ import { LeaseStore } from '../../lib/state/lease.ts';
 import type { StorageOSClient } from '../../lib/storage/storageos/client.ts';
 import { createProvisionerController, provisioningLeaseName, runtimeOptionsFor } from '../../lib/provisioner/controller.ts';
 import { toJson } from '../../lib/provisioner/kube-writer.ts';
-import type { PersistentVolume, PersistentVolumeClaim } from '../../lib/provisioner/objects.ts';
+import type { PersistentVolume, PersistentVolumeClaim } from '../../lib/kube/objects.ts';
 import { provisionerOptionsFromEnv } from '../../lib/provisioner/options.ts';
 import { LocalProvisioner } from '../../lib/provisioner/provisioners/local.ts';
 import { ClaimRecords } from '../../lib/provisioner/records.ts';

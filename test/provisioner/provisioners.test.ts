@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { startStorageApi, type StorageApiHandle } from '../../infra/local/storage-api/server.ts';
 import { StorageOSClient } from '../../lib/storage/storageos/client.ts';
 import { InfeasibleError, IgnoredError } from '../../lib/provisioner/errors.ts';
-import type { PersistentVolume, PersistentVolumeClaim, StorageClass } from '../../lib/provisioner/objects.ts';
+import type { PersistentVolume, PersistentVolumeClaim, StorageClass } from '../../lib/kube/objects.ts';
 import { LocalProvisioner, annLocalVolume } from '../../lib/provisioner/provisioners/local.ts';
 import { StorageOSProvisioner, STORAGEOS_DRIVER, parseVolumeHandle } from '../../lib/provisioner/provisioners/storageos.ts';
 import { BackoffStore, type PersistentVolumeCreator } from '../../lib/provisioner/store.ts';

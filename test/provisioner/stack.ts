@@ -22,7 +22,7 @@ import { indexAttributes } from '../../lib/kube/cache-index.ts';
 import { LeaseStore } from '../../lib/state/lease.ts';
 import { StorageOSClient } from '../../lib/storage/storageos/client.ts';
 import { toJson } from '../../lib/provisioner/kube-writer.ts';
-import type { PersistentVolumeClaim } from '../../lib/provisioner/objects.ts';
+import type { PersistentVolumeClaim } from '../../lib/kube/objects.ts';
 import { startDynalite, type Dynalite } from '../support/dynalite.ts';
 
 export const CLUSTER = 'local';

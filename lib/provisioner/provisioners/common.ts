@@ -6,7 +6,7 @@ import { quantityBytes } from '../../kube/quantity.ts';
 import { AlreadyExistsError, BadRequestError, LicenceError, StorageApiError } from '../../storage/errors.ts';
 import { LABELS, type CreateVolumeRequest, type Volume, type VolumeProvisioner } from '../../storage/types.ts';
 import { InfeasibleError } from '../errors.ts';
-import type { PersistentVolume, PersistentVolumeClaim } from '../objects.ts';
+import type { PersistentVolume, PersistentVolumeClaim } from '../../kube/objects.ts';
 import type { ProvisionContext, ProvisionOptions, ProvisionResult } from '../types.ts';
 
 /** csi-provisioner's error text for a claim with `spec.selector`. */

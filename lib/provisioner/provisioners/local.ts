@@ -9,7 +9,7 @@
  * const provisioner = new LocalProvisioner(createStorageClientFromEnv());
  */
 import { IgnoredError } from '../errors.ts';
-import type { PersistentVolume } from '../objects.ts';
+import type { PersistentVolume } from '../../kube/objects.ts';
 import type { ProvisionContext, ProvisionOptions, ProvisionResult, Provisioner } from '../types.ts';
 import type { NodeLabels, VolumeProvisioner } from '../../storage/types.ts';
 import { basePersistentVolume, createOrAdopt, csiLabels, mapStorageError, refuseSelector, requestedBytes } from './common.ts';

@@ -14,7 +14,7 @@
  * const { pv } = await provisioner.provision({ signal }, { storageClass, pvName: 'pvc-1', pvc, selectedNodeName: '' });
  */
 import { IgnoredError } from '../errors.ts';
-import type { PersistentVolume } from '../objects.ts';
+import type { PersistentVolume } from '../../kube/objects.ts';
 import type { BlockProvisioner, ProvisionContext, ProvisionOptions, ProvisionResult, Provisioner } from '../types.ts';
 import type { VolumeProvisioner, VolumeRef } from '../../storage/types.ts';
 import { basePersistentVolume, createOrAdopt, csiLabels, fsTypeFor, mapStorageError, refuseSelector, requestedBytes, storageosLabelParameters } from './common.ts';

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { attachedVolumeName, canDeleteVolume, detachedVolumeName, type VolumeAttachment } from '../../../lib/provisioner/attachments.ts';
 import { annDynamicallyProvisioned } from '../../../lib/provisioner/constants.ts';
-import type { PersistentVolume } from '../../../lib/provisioner/objects.ts';
+import type { PersistentVolume } from '../../../lib/kube/objects.ts';
 import { syncVolume } from '../../../lib/provisioner/sync-volume.ts';
 import { config, countMetrics, finalizerPV, newCSIVolume, newVolume, TestProvisioner, timestamp, World, type TestMetrics } from './fixtures.ts';
 

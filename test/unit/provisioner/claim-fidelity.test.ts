@@ -12,7 +12,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { annBetaStorageProvisioner } from '../../../lib/provisioner/constants.ts';
-import type { PersistentVolume, PersistentVolumeClaim, StorageClass } from '../../../lib/provisioner/objects.ts';
+import type { PersistentVolume, PersistentVolumeClaim, StorageClass } from '../../../lib/kube/objects.ts';
 import { BackoffStore, type PendingVolumes } from '../../../lib/provisioner/store.ts';
 import { syncClaim } from '../../../lib/provisioner/sync-claim.ts';
 import type { ProvisionContext, Provisioner, ProvisionerEvent, ProvisionResult } from '../../../lib/provisioner/types.ts';

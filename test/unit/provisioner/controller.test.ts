@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { annBetaStorageProvisioner, annMigratedTo, annSelectedNode, annDynamicallyProvisioned } from '../../../lib/provisioner/constants.ts';
-import type { PersistentVolume, PersistentVolumeClaim, StorageClass } from '../../../lib/provisioner/objects.ts';
+import type { PersistentVolume, PersistentVolumeClaim, StorageClass } from '../../../lib/kube/objects.ts';
 import type { Provisioner } from '../../../lib/provisioner/types.ts';
 import {
   config, countMetrics, ExtProvisioner, finalizerPV, IgnoredProvisioner, newBadTestProvisioner, newClaim, newClaimWithVolumeMode,

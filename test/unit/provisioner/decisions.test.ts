@@ -12,7 +12,7 @@ import {
 } from '../../../lib/provisioner/claim.ts';
 import { annAlphaSelectedNode, annBetaStorageProvisioner, annDynamicallyProvisioned, annMigratedTo, annSelectedNode, annStorageClass, annStorageProvisioner } from '../../../lib/provisioner/constants.ts';
 import { DelayRetryError, InfeasibleError, StorageClassNotFoundError } from '../../../lib/provisioner/errors.ts';
-import type { PersistentVolume, PersistentVolumeClaim, StorageClass } from '../../../lib/provisioner/objects.ts';
+import type { PersistentVolume, PersistentVolumeClaim, StorageClass } from '../../../lib/kube/objects.ts';
 import { BackoffStore, withBackoff } from '../../../lib/provisioner/store.ts';
 import { syncClaim } from '../../../lib/provisioner/sync-claim.ts';
 import type { Provisioner } from '../../../lib/provisioner/types.ts';

@@ -8,7 +8,7 @@ import { claimReference, resolveClaim, getClaimClass, volumeName, type CoreConfi
 import { IgnoredError } from '../../../lib/provisioner/errors.ts';
 import type {
   PersistentVolume, PersistentVolumeClaim, PersistentVolumeMode, PersistentVolumeReclaimPolicy, StorageClass, VolumeBindingMode,
-} from '../../../lib/provisioner/objects.ts';
+} from '../../../lib/kube/objects.ts';
 import { BackoffStore, QueueStore, type PendingVolumes, type PersistentVolumeCreator } from '../../../lib/provisioner/store.ts';
 import { syncClaim } from '../../../lib/provisioner/sync-claim.ts';
 import { syncVolume, VolumeGoneError, type VolumeWriter } from '../../../lib/provisioner/sync-volume.ts';
