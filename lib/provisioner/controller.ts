@@ -165,7 +165,11 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
       // A class's provisioner, parameters and policies are immutable: the copy read before the lease will do.
       const prefetchedClass = request.prefetched?.cache.get(prefetchKey('StorageClass', getClaimClass(claim)));
       const classEntry = prefetchedClass !== undefined ? (prefetchedClass ?? undefined) : await cache.get(cluster, 'StorageClass', getClaimClass(claim));
-      const volumeEntry = await cache.get(cluster, 'PersistentVolume', volumeName(config, claim));
+      // The PV read before the lease is good when this is the lease's first holder ever (token 1): every
+      // provisioning runs under the lease, so none can have created the PV since that read.
+      const pvName = volumeName(config, claim);
+      const prefetchedVolume = lease.token === 1 ? request.prefetched?.cache.get(prefetchKey('PersistentVolume', pvName)) : undefined;
+      const volumeEntry = prefetchedVolume !== undefined ? (prefetchedVolume ?? undefined) : await cache.get(cluster, 'PersistentVolume', pvName);
       const pending = records.pendingVolumesOf(cluster, uid);
       const lambda = ctx.lambdaContext;
       const store: VolumeStore = options.volumeStore === 'queue'
@@ -219,7 +223,7 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
   async function reconcileVolume(request: ReconcileRequest, ctx: RuntimeContext): Promise<ReconcileResult> {
     const { cluster } = request;
     const cache = new ObjectCache(ctx.doc, ctx.tables.cache, { indexer: indexAttributes });
-    const entry = await cache.get(cluster, 'PersistentVolume', request.key);
+    const entry = request.cached !== undefined ? (request.cached ?? undefined) : await cache.get(cluster, 'PersistentVolume', request.key);
     const pv = entry && !entry.deleted ? (entry.object as PersistentVolume) : undefined;
     if (!pv) return;
     const writer = new KubeWriter(await ctx.kube.coreV1(cluster), cache, cluster);
@@ -243,7 +247,7 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
   async function reconcileAttachment(request: ReconcileRequest, ctx: RuntimeContext): Promise<ReconcileResult> {
     const { cluster } = request;
     const cache = new ObjectCache(ctx.doc, ctx.tables.cache, { indexer: indexAttributes });
-    const entry = await cache.get(cluster, 'VolumeAttachment', request.key);
+    const entry = request.cached !== undefined ? (request.cached ?? undefined) : await cache.get(cluster, 'VolumeAttachment', request.key);
     const pvName = detachedVolumeName(entry, request.event.type === 'DELETED' ? request.event.object : undefined);
     if (!pvName) return;
     const pvEntry = await cache.get(cluster, 'PersistentVolume', pvName);
@@ -267,15 +271,24 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
     // VolumeAttachment: the delete guard reads them, so their initial LIST gates the controller too
     // (the runtime's sync gate defaults to these kinds); their deletions requeue the PV they held.
     kinds: ['PersistentVolumeClaim', 'PersistentVolume', 'StorageClass', 'VolumeAttachment'],
-    // A claim's in-progress record (by the uid the message names) and its class come with the claim's own
-    // entry; the PV is read after the provisioning lease is taken, never before.
+    // A claim's in-progress record (by the uid the message names), its class and its PV come with the
+    // claim's own entry; the PV read is used only by the lease's first holder (see reconcileClaim).
     prefetch(request) {
       if (request.kind !== 'PersistentVolumeClaim') return {};
       const claim = request.event.object as PersistentVolumeClaim | undefined;
       const className = claim?.metadata && claim.spec ? getClaimClass(claim) : '';
+      let pvName = '';
+      try {
+        pvName = claim?.metadata?.uid && claim.spec ? volumeName(config, claim) : '';
+      } catch {
+        // a naming hook that cannot name this claim: the reconcile reads the PV itself
+      }
       return {
         control: request.event.uid ? [claimRecordPk(request.cluster, request.event.uid)] : [],
-        cache: className ? [{ kind: 'StorageClass', key: className }] : [],
+        cache: [
+          ...(className ? [{ kind: 'StorageClass', key: className }] : []),
+          ...(pvName ? [{ kind: 'PersistentVolume', key: pvName }] : []),
+        ],
       };
     },
     async reconcile(request, ctx) {
