@@ -26,6 +26,9 @@
  * (aggregate, spam filter, dedup) computed in memory, then one PutItem conditional on `version`
  * (`attribute_not_exists` for the first). A lost race (ConditionalCheckFailed) re-reads and decides again, a
  * bounded number of times; nothing has been sent to the API server yet, so no API call is ever repeated.
+ * The item this container wrote last for an object stands in for the read for 10 s (one PutItem per event
+ * then: a provisioner's `Provisioning` and `ProvisioningSucceeded`, a binder's repeated waiting event); a
+ * write by anyone else since fails the version condition, and the item is read.
  *
  * **Order: state first, then the API call** (as the dedup path always did: its count+1 and the spam token were
  * written before the PATCH). The write is what makes the decision exclusive — its winner is the only container
@@ -84,6 +87,9 @@ export const SPAM_QPS = 1 / 300;
 /** At most this many aggregates, and this many events, in one (source, object) item. */
 const MAX_CORRELATION_ENTRIES = 64;
 /** Writes tried per event before giving up (each lost race means another container's event went in). */
+/** How long an item this container wrote stands in for a read, and how many are kept. */
+const WRITTEN_MEMO_MS = 10_000;
+const WRITTEN_MEMO_ENTRIES = 500;
 const MAX_ATTEMPTS = 10;
 
 export interface KubeEventRecorderOptions {
@@ -163,6 +169,8 @@ export class KubeEventRecorder implements EventRecorder {
   readonly #table: string;
   readonly #now: () => number;
   readonly #onError: (error: unknown, event: { reason: string; message: string }) => void;
+  /** The items this container wrote last, by pk (oldest first), standing in for a read for a while. */
+  readonly #written = new Map<string, { item: CorrelationItem; at: number }>();
 
   constructor(options: KubeEventRecorderOptions) {
     const api = options.api;
@@ -234,9 +242,18 @@ export class KubeEventRecorder implements EventRecorder {
    */
   async #decide(keys: Keys, rawMessage: string, now: number, newName: () => string): Promise<Action> {
     for (let attempt = 1; ; attempt++) {
-      const { Item } = await this.#doc.send(new GetCommand({ TableName: this.#table, Key: { pk: keys.pk }, ConsistentRead: true }));
-      // An item without `version` is not this layout's (or nothing at all): start afresh.
-      const previous = typeof Item?.version === 'number' ? (Item as CorrelationItem) : undefined;
+      // What this container wrote last for the object stands in for the read (a provisioner's Provisioning and
+      // ProvisioningSucceeded, a binder's repeated waiting event): if anyone wrote since, the version
+      // condition fails and the item is read.
+      const known = attempt === 1 ? this.#written.get(keys.pk) : undefined;
+      let previous: CorrelationItem | undefined;
+      if (known && now - known.at < WRITTEN_MEMO_MS) {
+        previous = known.item;
+      } else {
+        const { Item } = await this.#doc.send(new GetCommand({ TableName: this.#table, Key: { pk: keys.pk }, ConsistentRead: true }));
+        // An item without `version` is not this layout's (or nothing at all): start afresh.
+        previous = typeof Item?.version === 'number' ? (Item as CorrelationItem) : undefined;
+      }
       const { item, action } = correlate(previous, keys, rawMessage, now, newName);
       try {
         await this.#doc.send(
@@ -248,13 +265,21 @@ export class KubeEventRecorder implements EventRecorder {
             ExpressionAttributeValues: previous ? { ':version': previous.version } : undefined,
           }),
         );
+        this.#remember(keys.pk, item, now);
         return action;
       } catch (error) {
+        this.#written.delete(keys.pk);
         if (!isConditionFailure(error)) throw error;
         if (attempt >= MAX_ATTEMPTS) throw new Error(`event state ${keys.pk} changed under ${MAX_ATTEMPTS} attempts in a row; event dropped`, { cause: error });
         await sleep(Math.random() * 5 * attempt);
       }
     }
+  }
+
+  #remember(pk: string, item: CorrelationItem, now: number): void {
+    this.#written.delete(pk);
+    this.#written.set(pk, { item, at: now });
+    if (this.#written.size > WRITTEN_MEMO_ENTRIES) this.#written.delete(this.#written.keys().next().value!);
   }
 
   async #patch(api: CoreV1Api, name: string, namespace: string, body: { count: number; lastTimestamp: Date; message: string }): Promise<void> {
