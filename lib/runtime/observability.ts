@@ -39,8 +39,23 @@ export function createLogger(controller: string): Logger {
 
 /** EMF metrics with the `controller` dimension. */
 export function createMetrics(controller: string): Metrics {
-  return new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'claimflow', defaultDimensions: { controller } });
+  return new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'claimflow', defaultDimensions: { controller }, logger: metricsWarnings });
 }
+
+/**
+ * Where Powertools Metrics sends its own warnings: the console as by default, without "No application
+ * metrics to publish", which it prints at every flush with nothing stored (most batches and scheduled runs
+ * of a quiet cluster) and which says nothing an operator can act on.
+ */
+export const metricsWarnings = {
+  debug: (...args: unknown[]) => console.debug(...args),
+  info: (...args: unknown[]) => console.info(...args),
+  warn: (...args: unknown[]) => {
+    if (typeof args[0] === 'string' && args[0].startsWith('No application metrics to publish')) return;
+    console.warn(...args);
+  },
+  error: (...args: unknown[]) => console.error(...args),
+};
 
 /**
  * Counts one `name` under extra `dimensions` alone: what is stored is flushed first and the datapoint is
