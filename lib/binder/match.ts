@@ -6,7 +6,10 @@
  * contain every requested mode are tried fewest-modes-first and the first set with a match wins, so a
  * bigger volume with fewer modes beats a smaller one with more modes. Inside a set a volume pre-bound
  * to the claim wins at once; otherwise the smallest Available volume of the claim's class whose
- * labels match the selector.
+ * labels match the selector. Among equally small volumes each claim has its own preference
+ * (a hash of the claim's uid and the volume's name), so claims created together spread over a pool of
+ * equal volumes instead of all racing for the same one and retrying on 409 Conflict one by one; upstream
+ * leaves that order to its index's map iteration, so no particular one is promised.
  *
  * @example
  * const pv = findBestMatchForClaim(claim, candidateVolumes, false); // PersistentVolume | undefined
@@ -67,8 +70,10 @@ export function findMatchingVolume(
   const requestedClass = getPersistentVolumeClaimClass(claim);
   const selector = claim.spec.selector ?? undefined;
   const claimKey = claimToClaimKey(claim);
+  const claimId = claim.metadata.uid ?? claimKey;
   let smallest: PersistentVolume | undefined;
   let smallestQty: string | undefined;
+  let smallestRank = 0;
 
   for (const volume of volumes) {
     if (volume.spec.claimRef && !isVolumeBoundToClaim(volume, claim)) continue;
@@ -82,12 +87,27 @@ export function findMatchingVolume(
     if (volume.status?.phase !== VolumePhase.Available) continue;
     if (selector && !selectorMatches(selector, volume.metadata.labels, claimKey)) continue;
     if (getPersistentVolumeClass(volume) !== requestedClass) continue;
-    if (smallest === undefined || compareQuantities(smallestQty!, qty) > 0) {
+    const order = smallest === undefined ? 1 : compareQuantities(smallestQty!, qty);
+    if (order < 0) continue;
+    const rank = preference(claimId, volume.metadata.name);
+    if (order > 0 || rank > smallestRank) {
       smallest = volume;
       smallestQty = qty;
+      smallestRank = rank;
     }
   }
   return smallest;
+}
+
+/** The claim's preference for a volume among equals: FNV-1a (32 bit) of `claim\0volume`. */
+export function preference(claimId: string, volumeName: string): number {
+  let hash = 0x811c9dc5;
+  const text = `${claimId}\0${volumeName}`;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash;
 }
 
 /**

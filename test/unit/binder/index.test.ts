@@ -237,3 +237,30 @@ test('TestFindingPreboundVolumes', () => {
   pv8.spec.volumeMode = 'Block';
   assert.equal(best(), 'pv1');
 });
+
+// Found by the soak (issue #13): claims created together all chose the first of a pool of equal volumes,
+// so every sync but one lost with 409 Conflict and the losers' backoff grew to minutes.
+test('claims spread over equally small volumes, each keeping its own choice', () => {
+  const pool = Array.from({ length: 20 }, (_, i) => pv(`pv-uid-${i}`, `pool-${i}`, '1G', [RWO]));
+  const claims = Array.from({ length: 20 }, (_, i) =>
+    makePVC('1G', (c) => {
+      c.metadata.name = `claim-${i}`;
+      c.metadata.uid = `claim-uid-${i}`;
+      c.spec.accessModes = [RWO];
+    }),
+  );
+  const chosen = claims.map((c) => findBestMatchForClaim(c, pool, false)?.metadata.name);
+  assert.ok(chosen.every((name) => name !== undefined));
+  // 20 uniform picks from 20 volumes hit ~12.8 distinct ones on average; the first-in-list rule hits 1
+  assert.ok(new Set(chosen).size >= 8, `claims chose only ${new Set(chosen).size} distinct volumes: ${chosen.join(', ')}`);
+  // the choice is the claim's own: a reordered list gives the same volume
+  const reversed = [...pool].reverse();
+  assert.deepEqual(claims.map((c) => findBestMatchForClaim(c, reversed, false)?.metadata.name), chosen);
+  // and never at the cost of size: one smaller volume wins for every claim
+  const withSmaller = [...pool, pv('pv-uid-small', 'small', '900M', [RWO])];
+  const small = makePVC('800M', (c) => {
+    c.metadata.uid = 'claim-uid-small';
+    c.spec.accessModes = [RWO];
+  });
+  assert.equal(findBestMatchForClaim(small, withSmaller, false)?.metadata.name, 'small');
+});
