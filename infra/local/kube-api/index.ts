@@ -76,6 +76,12 @@ export interface KubeApi {
    */
   kubeconfig(token?: string): string;
   writeKubeconfig(path: string, token?: string): Promise<void>;
+  /**
+   * Cuts every open watch stream mid-flight (the socket is destroyed, no ERROR event, no clean end), as a
+   * load balancer or an API server restart does; returns how many were cut. Clients re-watch from their
+   * last resourceVersion.
+   */
+  cutWatches(): number;
   stop(): Promise<void>;
 }
 
@@ -162,6 +168,11 @@ export async function startKubeApi(options: KubeApiOptions = {}): Promise<KubeAp
     url, port, store, faults, requests, tokens, ...(auth ? { auth } : {}), ...(tls ? { caCert: tls.cert } : {}),
     kubeconfig: (token) => kubeconfigFor(url, token ?? auth?.adminToken, tls?.cert),
     writeKubeconfig: (path, token) => writeFile(path, kubeconfigFor(url, token ?? auth?.adminToken, tls?.cert), { mode: 0o600 }),
+    cutWatches() {
+      const cut = [...openWatches];
+      for (const res of cut) res.destroy();
+      return cut.length;
+    },
     stop() {
       stopped ??= (async () => {
         for (const c of running) {
