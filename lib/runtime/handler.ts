@@ -22,6 +22,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { processPartialResponse } from '@aws-lambda-powertools/batch';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import middy from '@middy/core';
 import { SqsFifoGroupsProcessor } from './fifo-groups.ts';
 import { backoff } from './gates/backoff.ts';
@@ -31,11 +32,13 @@ import { parse } from './gates/parse.ts';
 import { reconcile } from './gates/reconcile.ts';
 import { settle } from './gates/settle.ts';
 import { synced } from './gates/synced.ts';
-import { runGates, type BatchState, type Gate } from './job.ts';
+import { runGates, type BatchState, type Gate, type Job } from './job.ts';
 import { claimflow, entryPoint, lambdaContextOf, type ClaimflowContext } from './middleware.ts';
 import type { Controller } from './reconcile.ts';
 import { SqsRuntime, type RuntimeContext, type SqsHandlerOptions } from './runtime.ts';
-import { holdSkippedRecords } from './visibility.ts';
+import { METRIC } from './observability.ts';
+import { deferRecord, holdSkippedRecords, RecordDeferredError } from './visibility.ts';
+import { planWait } from './wait.ts';
 
 export type { RuntimeContext, SqsHandlerOptions } from './runtime.ts';
 export { RecordDeferredError } from './visibility.ts';
@@ -70,7 +73,12 @@ export async function runBatch<Ctx>(rt: SqsRuntime<Ctx>, event: SQSEvent, contex
   const handleRecord = async (record: SQSRecord): Promise<void> => {
     batch.processed.add(record.messageId);
     const job = { record, lambdaContext, batch, log: rt.logger };
-    await settle(rt, job, await runGates(gates, job));
+    try {
+      await settle(rt, job, await runGates(gates, job));
+    } catch (error) {
+      if (error instanceof RecordDeferredError) throw error;
+      await retrySoon(rt, job, error);
+    }
   };
   rt.logger.appendKeys({ invocation: randomUUID() });
   try {
@@ -83,6 +91,38 @@ export async function runBatch<Ctx>(rt: SqsRuntime<Ctx>, event: SQSEvent, contex
   } finally {
     rt.logger.removeKeys(['invocation']);
   }
+}
+
+/** First retry after a record failed outside its reconcile (doubling with each receive, up to `maxVisibilityDelayMs`). */
+export const INFRASTRUCTURE_RETRY_BASE_MS = 1000;
+
+/**
+ * A record that failed outside its reconcile — its backoff record or cache entry could not be read, its
+ * outcome could not be written (DynamoDB unavailable or throttled past the SDK's retries) — is tried again
+ * after 1 s, 2 s, 4 s … by its receive count, capped at `maxVisibilityDelayMs`, instead of after the queue's
+ * visibility timeout (3–12 minutes as shipped). Only while the next receive leaves one in reserve below
+ * `maxReceiveCount` (as every visibility wait, see wait.ts); after that the error goes out as it is and the
+ * message returns after the queue's timeout. Throws either way: the record is reported failed.
+ */
+async function retrySoon<Ctx>(rt: SqsRuntime<Ctx>, job: Job, error: unknown): Promise<never> {
+  const receiveCount = Number(job.record.attributes.ApproximateReceiveCount) || 1;
+  const delayMs = Math.min(rt.maxVisibilityDelayMs, INFRASTRUCTURE_RETRY_BASE_MS * 2 ** Math.min(receiveCount - 1, 20));
+  const plan = planWait({
+    delayMs,
+    now: rt.now(),
+    receiveCount,
+    firstReceiveAt: Number(job.record.attributes.ApproximateFirstReceiveTimestamp) || rt.now(),
+    maxReceiveCount: rt.maxReceiveCount,
+    maxVisibilityDelayMs: rt.maxVisibilityDelayMs,
+  });
+  job.log.warn('record failed outside its reconcile; will retry', {
+    error: String(error),
+    receiveCount,
+    ...(plan.via === 'visibility' ? { visibilityTimeoutS: plan.visibilityTimeoutS } : { retry: 'after the queue visibility timeout' }),
+  });
+  rt.metrics.addMetric(METRIC.infrastructureRetry, MetricUnit.Count, 1);
+  if (plan.via === 'visibility') return deferRecord(rt, job, plan.visibilityTimeoutS, `failed outside its reconcile: ${String(error)}`);
+  throw error;
 }
 
 /**

@@ -30,6 +30,8 @@ export const METRIC = {
   unknownCluster: 'UnknownCluster',
   /** A Kubernetes API call RBAC denied (dimensions `verb`, `resource`): the role lacks a permission. */
   forbidden: 'Forbidden',
+  /** A record that failed outside its reconcile (state store unavailable), retried within seconds. */
+  infrastructureRetry: 'InfrastructureRetry',
 } as const;
 
 /** A Logger for `controller`. */
