@@ -3,8 +3,8 @@
  * - An SQS batch from the shared-volume queue (VolumeAttachment, PVC, Service and Endpoints events) → an
  *   immediate reconcile of the volumes concerned, through the reconcile runtime.
  * - The scheduled event (`{"action":"poll"}`, every minute) → poll at `SHARED_VOLUME_POLL_INTERVAL_MS` until
- *   shortly before the invocation must end (the next one's due time or the Lambda timeout), as the cluster's one
- *   poll owner, handing over to the next invocation when it stops.
+ *   shortly before the invocation must end (the next one's due time or the Lambda timeout), as each cluster's one
+ *   poll owner (every cluster of `CLUSTERS`, side by side), handing over to the next invocation when it stops.
  * Configuration: `lib/shared-volume/config.ts` (`SHARED_VOLUME_*`) and the storage API variables. The first
  * invocation reads it and creates the clients.
  */
@@ -24,6 +24,7 @@ import {
   isScheduledPoll,
   sharedVolumeRuntimeOptions,
   type ScheduledPollEvent,
+  type ScheduledPollSummaries,
   type ScheduledPollSummary,
 } from '../lib/shared-volume/controller.ts';
 import { createStorageClientFromEnv } from '../lib/storage/storageos/from-env.ts';
@@ -44,7 +45,7 @@ const sharedVolume = () => {
 async function pollOrReconcile(
   event: SQSEvent | ScheduledPollEvent,
   context: ClaimflowContext<ReturnType<typeof sharedVolume>>,
-): Promise<SQSBatchResponse | ScheduledPollSummary> {
+): Promise<SQSBatchResponse | ScheduledPollSummary | ScheduledPollSummaries> {
   const { reconciler, poll } = context.claimflow;
   return isScheduledPoll(event) ? poll(event, lambdaContextOf(context)) : runBatch(reconciler, event, context);
 }

@@ -27,6 +27,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { ObjectCache } from '../state/cache.ts';
+import { runWithStorageCluster } from '../storage/clusters.ts';
 import type { DocumentClient } from '../state/client.ts';
 import type { NodeLabels, StorageNode } from '../storage/types.ts';
 import type { LabelSyncConfig } from './config.ts';
@@ -195,9 +196,10 @@ export async function runLabelResync(options: LabelResyncOptions): Promise<Label
   const unfinished = new Set<string>();
   try {
     const storage = typeof options.storage === 'function' ? options.storage() : options.storage;
-    const storageNodes = new Map<string, StorageNode>((await storage.listNodes()).map((n) => [n.name, n]));
     const due: { cluster: string; name: string; labels: Record<string, string> }[] = [];
     for (const { cluster } of claims) {
+      // each cluster's nodes against its own control plane (the `storage` field of its CLUSTERS entry)
+      const storageNodes = new Map<string, StorageNode>((await runWithStorageCluster(cluster, () => storage.listNodes())).map((n) => [n.name, n]));
       for await (const entry of options.cache.list(cluster, 'Node')) {
         report.nodes++;
         const node = entry.object as NodeLike;
@@ -218,8 +220,8 @@ export async function runLabelResync(options: LabelResyncOptions): Promise<Label
           next = due.length;
           return;
         }
-        const { name, labels } = due[next++];
-        const outcome = await ensureNodeLabels(storage, name, labels);
+        const { cluster, name, labels } = due[next++];
+        const outcome = await runWithStorageCluster(cluster, () => ensureNodeLabels(storage, name, labels));
         report.writes += Number(outcome.computeOnlyWritten) + Number(outcome.labelsWritten);
         const errors = [...outcome.failures, ...outcome.invalid];
         if (outcome.failures.length > 0) report.failed++;

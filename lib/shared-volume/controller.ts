@@ -13,7 +13,8 @@ import { randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
-import { KubeClients } from '../kube/client.ts';
+import { KubeClients, parseClusters } from '../kube/client.ts';
+import { runWithStorageCluster } from '../storage/clusters.ts';
 import { KubeEventRecorder, type EventRecorder } from '../kube/recorder.ts';
 import type { RuntimeContext, SqsHandlerOptions } from '../runtime/handler.ts';
 import { createLogger, createMetrics } from '../runtime/observability.ts';
@@ -123,8 +124,23 @@ export function sharedVolumeRuntimeOptions(): SqsHandlerOptions<RuntimeContext> 
 /** The scheduled event's `input` (serverless.yml) that tells a poll from an SQS batch. */
 export interface ScheduledPollEvent {
   action: 'poll';
-  /** Cluster id (default `CLUSTER_ID`). */
+  /** Cluster id (default: every cluster of `CLUSTERS`, else `CLUSTER_ID`). */
   cluster?: string;
+}
+
+/** The clusters a scheduled poll that names none covers: every `CLUSTERS` entry, else `CLUSTER_ID`. */
+export function pollClusters(env: NodeJS.ProcessEnv): string[] {
+  const json = env.CLUSTERS;
+  if (json !== undefined && json.trim() !== '') {
+    const ids = Object.keys(parseClusters(json));
+    if (ids.length > 0) return ids;
+  }
+  return [env[ENV.clusterId] ?? 'default'];
+}
+
+/** What a scheduled invocation that polled several clusters did, one summary per cluster. */
+export interface ScheduledPollSummaries {
+  clusters: ScheduledPollSummary[];
 }
 
 /** Whether a Lambda event is the scheduled poll. */
@@ -165,7 +181,22 @@ export interface ScheduledPollSummary {
  * poll owner (the lease `sv-poll#<cluster>` until `end`; see ownership.ts), taking over from the previous owner
  * at its handover, and hands over (releases the lease) as soon as it stops.
  */
-export function createScheduledPoller(options: ScheduledPollerOptions): (event: ScheduledPollEvent, context?: Context) => Promise<ScheduledPollSummary> {
+export function createScheduledPoller(
+  options: ScheduledPollerOptions,
+): (event: ScheduledPollEvent, context?: Context) => Promise<ScheduledPollSummary | ScheduledPollSummaries> {
+  const env = options.env ?? process.env;
+  const pollOne = createClusterPoller(options);
+  return async (event, context) => {
+    if (event.cluster !== undefined) return runWithStorageCluster(event.cluster, () => pollOne(event.cluster!, context));
+    const clusters = pollClusters(env);
+    if (clusters.length === 1) return runWithStorageCluster(clusters[0], () => pollOne(clusters[0], context));
+    // Each cluster under its own poll-owner lease, side by side, each against its own storage control plane.
+    return { clusters: await Promise.all(clusters.map((cluster) => runWithStorageCluster(cluster, () => pollOne(cluster, context)))) };
+  };
+}
+
+/** One cluster's poll (see {@link createScheduledPoller}). */
+function createClusterPoller(options: ScheduledPollerOptions): (cluster: string, context?: Context) => Promise<ScheduledPollSummary> {
   const env = options.env ?? process.env;
   const logger = createLogger(CONTROLLER_NAME);
   const metrics = options.metrics ?? createMetrics(CONTROLLER_NAME);
@@ -176,12 +207,11 @@ export function createScheduledPoller(options: ScheduledPollerOptions): (event: 
   let kube: KubeClients | undefined;
   let leases: LeaseStore | undefined;
   let objects: ObjectCache | undefined;
-  return async (event, context) => {
+  return async (cluster, context) => {
     const started = Date.now();
     const { config } = options;
     const end = Math.min(started + config.scheduleIntervalMs, context ? started + context.getRemainingTimeInMillis() : Infinity);
     const stopAt = end - config.scheduleMarginMs;
-    const cluster = event.cluster ?? env[ENV.clusterId] ?? 'default';
     doc ??= options.doc ?? createDocumentClient();
     tables ??= options.tables ?? tableNames(env);
     const d = doc;

@@ -200,7 +200,7 @@ export class SharedVolumeReconciler {
   async reconcileVolume(volume: SharedVolume, options: { deadline?: number } = {}): Promise<VolumeOutcome> {
     const now = Date.now();
     const deadline = Math.min(options.deadline ?? Infinity, now + this.#deps.config.createWaitMs + VOLUME_STEP_SLACK_MS);
-    const context = { volumeId: volume.id, namespace: volume.namespace, service: volume.serviceName };
+    const context = { volumeId: volume.id, namespace: volume.namespace, serviceName: volume.serviceName };
     if (deadline - now < startReserveMs(this.#deps.config.pollIntervalMs) || this.#deps.signal?.aborted) {
       this.#metrics.count(SV_METRIC.deferred);
       return 'deferred';

@@ -19,6 +19,7 @@ import type { DocumentClient } from '../../lib/state/client.ts';
 import { silentLogger } from '../runtime/harness.ts';
 import { startDynalite, type Dynalite } from '../support/dynalite.ts';
 import { startStorage, type StorageFixture } from '../storage/support.ts';
+import { createStorageClientFromEnv } from '../../lib/storage/storageos/from-env.ts';
 
 const MINUTE = 60_000;
 const T0 = Date.parse('2026-03-01T00:00:00Z');
@@ -206,6 +207,34 @@ describe('label resync cadence', () => {
     }
     assert.deepEqual((await running).clusters, [cluster]);
     assert.deepEqual(await slots.get(cluster), { lastRunAt: T0, lastCompletedAt: T0 });
+  });
+
+  // Found in review for issue #13: the resync listed one control plane's nodes for every cluster and ensured
+  // every cluster's labels there, so a node name two clusters share got the other cluster's labels.
+  it('each cluster is resynced against its own control plane, even where node names repeat', async () => {
+    const config = labelSyncConfigFromEnv({ NODE_LABEL_RESYNC_INTERVAL: '10m' });
+    const other = `${cluster}-b`;
+    const b = await startStorage();
+    try {
+      const storage = createStorageClientFromEnv({
+        STORAGE_API_URL: s.api.url,
+        CLUSTERS: JSON.stringify({ [cluster]: { kubeconfig: '/a.yaml', storage: { url: s.api.url } }, [other]: { kubeconfig: '/b.yaml', storage: { url: b.api.url } } }),
+      });
+      const name = `${cluster}-shared-name`;
+      await s.api.state.addNode(name);
+      await b.api.state.addNode(name);
+      await cache.put(cluster, 'Node', { apiVersion: 'v1', kind: 'Node', metadata: { name, uid: 'uid-a', resourceVersion: String(++rv), labels: { zone: 'a' } } });
+      await cache.put(other, 'Node', { apiVersion: 'v1', kind: 'Node', metadata: { name, uid: 'uid-b', resourceVersion: String(++rv), labels: { zone: 'b' } } });
+      const report = (await createLabelSyncHandler({ config, storage, doc: db.doc, clusters: [cluster, other], runtime: { tables: db.tables, logger: silentLogger() }, now: () => T0 })(
+        {},
+      )) as LabelResyncReport;
+      assert.deepEqual(report.clusters, [cluster, other]);
+      assert.equal(report.differed, 2);
+      assert.deepEqual((await s.client.listNodes()).find((x) => x.name === name)?.labels, { zone: 'a' });
+      assert.deepEqual((await b.client.listNodes()).find((x) => x.name === name)?.labels, { zone: 'b' });
+    } finally {
+      await b.stop();
+    }
   });
 
   it('each cluster has its own period', async () => {

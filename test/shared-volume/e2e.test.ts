@@ -14,7 +14,7 @@ import { CoreV1Api, KubeConfig, StorageV1Api } from '@kubernetes/client-node';
 import { KubeClients } from '../../lib/kube/client.ts';
 import { createSqsHandler, type SqsHandler } from '../../lib/runtime/handler.ts';
 import { DEFAULT_CONFIG, type SharedVolumeConfig } from '../../lib/shared-volume/config.ts';
-import { createScheduledPoller, createSharedVolumeController, sharedVolumeRuntimeOptions } from '../../lib/shared-volume/controller.ts';
+import { createScheduledPoller, createSharedVolumeController, sharedVolumeRuntimeOptions, type ScheduledPollSummary } from '../../lib/shared-volume/controller.ts';
 import { StorageOSClient } from '../../lib/storage/storageos/client.ts';
 import { STORAGE_API_CREDENTIALS } from '../../infra/local/stack/stack.ts';
 import { eventually, startTestStack, type Stack } from '../support/stack.ts';
@@ -142,7 +142,7 @@ describe('shared volumes end to end through the local stack', () => {
     await quiet();
     const before = stack.storageApi!.requests.get(...MOUNT_PUT);
     const kubeBefore = stack.kubeApi!.requests.snapshot();
-    const summary = await poll({ action: 'poll' });
+    const summary = (await poll({ action: 'poll' })) as ScheduledPollSummary;
     assert.ok(summary.iterations >= 2, `iterations ${summary.iterations}`);
     assert.equal(summary.listFailures, 0);
     assert.equal(summary.volumes, 1);

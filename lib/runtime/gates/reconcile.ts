@@ -1,12 +1,15 @@
 /**
  * Gate `reconcile`: builds the controller's context (a {@link RuntimeContext}, or what
  * `options.context` makes of it), calls `controller.reconcile`, and reports its result or its error as the
- * outcome (`ReconcileLatency` either way). It never answers for the record itself: `settle` does.
+ * outcome (`ReconcileLatency` either way). It never answers for the record itself: `settle` does. The
+ * reconcile runs inside `runWithStorageCluster(request.cluster)`, so a storage client made by
+ * `createStorageClientFromEnv` routes its calls to that cluster's control plane.
  *
  * @example
  * // reconcile returned { requeueAfterMs: 500 } ⇒ { kind: 'reconciled', result: { requeueAfterMs: 500 } }
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { runWithStorageCluster } from '../../storage/clusters.ts';
 import { parsedOf, type Gate } from '../job.ts';
 import { METRIC } from '../observability.ts';
 import type { RuntimeContext, SqsRuntime } from '../runtime.ts';
@@ -29,7 +32,8 @@ export function reconcile<Ctx>(rt: SqsRuntime<Ctx>): Gate {
     const ctx = rt.options.context ? await rt.options.context(runtime) : (runtime as Ctx);
     const started = rt.now();
     try {
-      const result = await rt.controller.reconcile(request, ctx);
+      // every storage call made inside goes to this cluster's control plane (lib/storage/clusters.ts)
+      const result = await runWithStorageCluster(request.cluster, () => rt.controller.reconcile(request, ctx));
       return { kind: 'reconciled', result };
     } catch (error) {
       return { kind: 'failed', error };
