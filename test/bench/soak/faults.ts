@@ -10,7 +10,12 @@
  * - SQS, SNS and DynamoDB (the fault proxy in front of fauxqs and dynalite, infra/local/fault-proxy):
  *   throttling and 500s as each service sends them, latency, and DynamoDB writes done whose response is
  *   lost. One deployment serves both clusters, so these hit both (`cluster` is -1).
- * `aws: false` plans none of the AWS faults (the plan of a seed then is the one from before they existed).
+ * - watch streams cut mid-flight by the emulator (the forwarder keeps running and re-watches), and one
+ *   DynamoDB outage per run: every DynamoDB request fails with a 500 for a minute (a quarter of the fault
+ *   window in shorter runs). These two are drawn after the others from their own forks of the seed, so a
+ *   seed plans the same other faults as before they existed.
+ * `aws: false` plans none of the AWS faults (the plan of a seed then is the one from before they existed,
+ * plus the watch cuts).
  */
 import type { FaultSpec, Verb } from '../../../infra/local/kube-api/faults.ts';
 import type { FaultRule } from '../../../infra/local/storage-api/faults.ts';
@@ -34,7 +39,9 @@ export type FaultKind =
   | 'DynamoDB throttling'
   | 'DynamoDB 500'
   | 'AWS latency'
-  | 'DynamoDB response lost after write';
+  | 'DynamoDB response lost after write'
+  | 'watch streams cut'
+  | 'DynamoDB outage';
 
 export interface PlannedFault {
   atMs: number;
@@ -49,6 +56,10 @@ export interface PlannedFault {
   downMs?: number;
   /** Resource whose watch answers 410 on the restart. */
   goneResource?: string;
+  /** The emulator cuts every open watch stream of the cluster (no 410: the forwarder re-watches). */
+  cutWatches?: boolean;
+  /** How long an `aws` rule stays (it applies to every matching request until removed). */
+  durationMs?: number;
   function?: string;
 }
 
@@ -158,6 +169,23 @@ export function planFaults(options: FaultPlanOptions): PlannedFault[] {
         break;
     }
     faults.push(f);
+  }
+  // watch cuts: one in 16 of the faults above, at least one
+  const cuts = Math.max(1, Math.round(count / 16));
+  for (let i = 0; i < cuts; i++) {
+    const r = random.fork(1_000_000 + i);
+    faults.push({ atMs: r.int(0, options.windowMs), kind: 'watch streams cut', cluster: r.int(0, 1), cutWatches: true });
+  }
+  if (options.aws !== false) {
+    const r = random.fork(2_000_000);
+    const durationMs = Math.min(60_000, Math.round(options.windowMs / 4));
+    faults.push({
+      atMs: r.int(0, options.windowMs - durationMs),
+      kind: 'DynamoDB outage',
+      cluster: -1,
+      durationMs,
+      aws: { service: 'dynamodb', kind: 'internal', label: 'dynamodb outage (every operation) internal' },
+    });
   }
   return faults.sort((a, b) => a.atMs - b.atMs);
 }

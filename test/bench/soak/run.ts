@@ -180,8 +180,13 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       faults[f.kind] = (faults[f.kind] ?? 0) + 1;
       if (f.aws) {
         faultsByCluster.aws = (faultsByCluster.aws ?? 0) + 1;
-        write(`[fault +${Date.now() - t0} ms] aws ${f.kind} ${JSON.stringify(f.aws)}`);
-        proxy.faults.add(f.aws);
+        write(`[fault +${Date.now() - t0} ms] aws ${f.kind} ${JSON.stringify(f.aws)}${f.durationMs ? ` for ${f.durationMs} ms` : ''}`);
+        const id = proxy.faults.add(f.aws);
+        if (f.durationMs !== undefined) {
+          await sleep(f.durationMs);
+          proxy.faults.remove(id);
+          write(`[fault +${Date.now() - t0} ms] aws ${f.kind} over`);
+        }
         lastFaultEnd = Date.now();
         return;
       }
@@ -191,6 +196,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       if (f.kube) c.kubeApi.faults.inject(f.kube);
       if (f.storage) c.storage.faults.add(f.storage);
       if (f.function) invocationsCut += await pool.kill(f.function);
+      if (f.cutWatches) write(`[fault +${Date.now() - t0} ms] ${c.id} watch streams cut: ${c.kubeApi.cutWatches()}`);
       if (f.downMs !== undefined) {
         const fw = forwarders[f.cluster];
         if (fw.running) {
