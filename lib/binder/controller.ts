@@ -43,7 +43,7 @@ import { BinderMetric } from './metrics.ts';
 import { loadClaimSnapshot, loadClasses, loadVolumeSnapshot, type SnapshotStats } from './snapshot.ts';
 import { syncClaim } from './sync-claim.ts';
 import { syncVolume } from './sync-volume.ts';
-import type { BinderEvent, BinderWrite, PersistentVolume, PersistentVolumeClaim, StorageClass, SyncResult } from './types.ts';
+import type { BinderEvent, PersistentVolume, PersistentVolumeClaim, StorageClass, SyncResult } from './types.ts';
 
 /** Everything one reconcile uses; built from the runtime context, or by tests and benches directly. */
 export interface BinderDeps {
@@ -288,48 +288,24 @@ async function reconcileVolume(request: Pick<ReconcileRequest, 'key' | 'event' |
   return outcome;
 }
 
-/**
- * Applies a sync result: writes, events, requeues; throws the sync's error. What the API returned is written
- * back to the cache tagged with the writer, once per object: the last version of the object's chain of
- * writes (a bind writes the volume and then its status, the claim and then its status), with `writerFrom`,
- * the version the chain started from, so the forwarder tags the events of every version of the chain (see
- * lib/forwarder/review.ts). Pending write-backs are flushed before a requeue reads the cache and at the end,
- * also when a write failed.
- */
+/** Applies a sync result: writes (written back to the cache), events, requeues; throws the sync's error. */
 async function apply(result: SyncResult, deps: BinderDeps, outcome: BinderOutcome): Promise<Array<PersistentVolume | PersistentVolumeClaim>> {
   const before = deps.api.writes;
-  const pending = new Map<string, { kind: BinderWrite['kind']; returned: PersistentVolume | PersistentVolumeClaim; from: string | undefined }>();
-  const flush = async (): Promise<void> => {
-    const entries = [...pending.values()];
-    pending.clear();
-    await Promise.all(
-      entries.map(({ kind, returned, from }) =>
-        deps.cache.put(deps.cluster, kind, returned, { writer: CONTROLLER_WRITER, ...(from !== undefined ? { writerFrom: from } : {}), classify: false }),
-      ),
-    );
-  };
-  let applied;
-  try {
-    applied = await applyActions(result, {
-      write: async (w) => {
-        const returned = await deps.api.write(w);
-        const id = `${w.kind}:${returned.metadata.namespace ?? ''}/${returned.metadata.name}`;
-        const chainFrom = pending.has(id) ? pending.get(id)!.from : w.object.metadata.resourceVersion;
-        pending.set(id, { kind: w.kind, returned, from: chainFrom });
-        recordWriteMetrics(w.purpose, w.kind, returned, deps);
-        return returned;
-      },
-      event: (e) => deps.recorder.event(involvedObject(e), e.type, e.reason, e.message),
-      enqueue: async (q) => {
-        await flush();
-        const hit = await deps.cache.get(deps.cluster, q.kind, q.key);
-        await deps.enqueue(q.kind, q.key, hit?.uid ?? '', String(hit?.rv ?? 0), `enqueue-${hit?.rv ?? 0}`);
-        outcome.enqueued++;
-      },
-    });
-  } finally {
-    await flush();
-  }
+  const applied = await applyActions(result, {
+    write: async (w) => {
+      const returned = await deps.api.write(w);
+      // Tagged with the writer: the forwarder's event for this version then skips the binder's queue.
+      await deps.cache.put(deps.cluster, w.kind, returned, { writer: CONTROLLER_WRITER, classify: false });
+      recordWriteMetrics(w.purpose, w.kind, returned, deps);
+      return returned;
+    },
+    event: (e) => deps.recorder.event(involvedObject(e), e.type, e.reason, e.message),
+    enqueue: async (q) => {
+      const hit = await deps.cache.get(deps.cluster, q.kind, q.key);
+      await deps.enqueue(q.kind, q.key, hit?.uid ?? '', String(hit?.rv ?? 0), `enqueue-${hit?.rv ?? 0}`);
+      outcome.enqueued++;
+    },
+  });
   outcome.writes = deps.api.writes - before;
   deps.metrics?.addMetric(BinderMetric.apiWrites, MetricUnit.Count, outcome.writes);
   if (applied.error) {

@@ -8,9 +8,6 @@
  * leave the server together); the write-back then still tags the entry, and this review, a few
  * milliseconds later, finds the tag:
  * - same resourceVersion, tagged by a writer → the event goes out tagged (`own-write`);
- * - an older resourceVersion inside the writer's chain (after the entry's `writerFrom`, see
- *   `CachePutOptions.writerFrom` in lib/state/cache.ts) → tagged too: a controller that writes an object twice in a row writes
- *   back only the second version, and the first is its own as well;
  * - anything else → unchanged. Every version still reaches every subscriber that did not write it (no
  *   coalescing: a newer cached version does not drop an older event).
  * A failed read changes nothing: the events go out as they are (at worst a controller sees its own write).
@@ -52,8 +49,8 @@ export function createEventReview(options: EventReviewOptions): EventReview {
     const entries = new Map<string, Record<string, unknown>>();
     const projection = {
       ConsistentRead: true,
-      ProjectionExpression: 'pk, sk, #rv, #writer, #from',
-      ExpressionAttributeNames: { '#rv': 'rv', '#writer': 'writer', '#from': 'writerFrom' },
+      ProjectionExpression: 'pk, sk, #rv, #writer',
+      ExpressionAttributeNames: { '#rv': 'rv', '#writer': 'writer' },
     };
     let pendingKeys: Array<Record<string, unknown>> = [...keys.values()];
     for (let round = 0; pendingKeys.length > 0 && round < 3; round++) {
@@ -70,9 +67,7 @@ export function createEventReview(options: EventReviewOptions): EventReview {
       const rv = Number(event.resourceVersion);
       if (!Number.isFinite(cachedRv) || !Number.isFinite(rv)) return event;
       const writer = typeof entry.writer === 'string' && entry.writer ? entry.writer : undefined;
-      const from = Number(entry.writerFrom);
-      const inChain = Number.isFinite(from) && from < rv && rv <= cachedRv;
-      if (writer && (cachedRv === rv || inChain)) {
+      if (cachedRv === rv && writer) {
         options.onOutcome?.(event, 'own-write');
         return { ...event, writer };
       }

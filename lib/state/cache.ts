@@ -54,13 +54,6 @@ export interface CachePutOptions {
    * writer and the writer's own subscription can leave it out (the writer already acted on it).
    */
   writer?: string;
-  /**
-   * With `writer`: the resourceVersion the writer's chain of writes to this object started from (the version
-   * its first write was conditional on). Every version after it up to this one is the writer's own (each write
-   * was conditional on the one before), so the forwarder tags the events of those versions too, and a writer
-   * writes back only the last version of a chain.
-   */
-  writerFrom?: string;
   /** Default true: read the entry after a refused write to tell `unchanged` from `stale`. */
   classify?: boolean;
 }
@@ -225,7 +218,6 @@ export class ObjectCache {
       obj: cachedJson(stored),
       deleted: false,
       ...(options.writer ? { writer: options.writer } : {}),
-      ...(options.writer && options.writerFrom !== undefined ? { writerFrom: parseResourceVersion(options.writerFrom) } : {}),
       ...this.#indexer(cluster, kind, stored),
     }, options.classify ?? true, Boolean(options.writer));
   }
