@@ -19,7 +19,7 @@ const event = (kind: ClusterEvent['kind'], key: string, rv: number, extra: Parti
   key,
   uid: `uid-${key}`,
   resourceVersion: String(rv),
-  observedAt: new Date().toISOString(),
+  observedAt: '2026-11-24T12:00:00.000Z', // fixed: an expected event built a millisecond later must still equal
   ...extra,
 });
 
