@@ -97,14 +97,23 @@ describe('storage-backed Provisioners against the embedded control plane', () =>
       await assert.rejects(p.delete(ctx, { metadata: { name: 'x' }, spec: { csi: { driver: 'other', volumeHandle: 'a/b' } } }), IgnoredError);
     });
 
-    it('a 5xx from the control plane is retried by the client; a persistent one fails the provision', async () => {
+    it('a 5xx from the control plane is retried by the client; a persistent one fails the provision in the background (the create may be under way)', async () => {
       const p = new StorageOSProvisioner(storage);
       api.faults.add({ method: 'POST', path: '/v2/namespaces/*/volumes', status: 500, times: 1 });
       const ok = await p.provision(ctx, options(claim('flaky', 'u4'), cls(STORAGEOS_DRIVER)));
       assert.equal((await volumesNamed('pvc-u4')).length, 1, 'one volume after a retried 500');
       api.faults.add({ method: 'POST', path: '/v2/namespaces/*/volumes', status: 503, times: Infinity });
       try {
-        await assert.rejects(p.provision(ctx, options(claim('down', 'u5'), cls(STORAGEOS_DRIVER))));
+        const down = await p.provision(ctx, options(claim('down', 'u5'), cls(STORAGEOS_DRIVER)));
+        assert.equal(down.state, 'InBackground');
+        assert.match(String(down.error?.message), /503/);
+        assert.equal(down.pv, undefined);
+        // a 4xx answer says the create did not happen: final
+        api.faults.clear();
+        api.faults.add({ method: 'POST', path: '/v2/namespaces/*/volumes', status: 422, times: 1 });
+        const refused = await p.provision(ctx, options(claim('refused', 'u7'), cls(STORAGEOS_DRIVER)));
+        assert.equal(refused.state, 'Finished');
+        assert.match(String(refused.error?.message), /422/);
       } finally {
         api.faults.clear();
       }

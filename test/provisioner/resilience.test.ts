@@ -11,7 +11,8 @@ import { after, before, describe, it } from 'node:test';
 import { createProvisionerController } from '../../lib/provisioner/controller.ts';
 import { provisionerOptionsFromEnv } from '../../lib/provisioner/options.ts';
 import { StorageOSProvisioner, STORAGEOS_DRIVER } from '../../lib/provisioner/provisioners/storageos.ts';
-import { startProvisionerStack, type ProvisionerStack } from './stack.ts';
+import { ClaimRecords } from '../../lib/provisioner/records.ts';
+import { CLUSTER, startProvisionerStack, type ProvisionerStack } from './stack.ts';
 
 const CLAIMS = 100;
 
@@ -79,5 +80,37 @@ describe('provisioning 100 claims through an intermittently failing backend', ()
       assert.equal(failed.length, count, `every failed attempt of ${name} is explained by an event`);
     }
     if (process.env.DEBUG_RESILIENCE) console.log({ totalFailures, claimsThatFailed: failures.size, requests: stack.storageApi.requests.snapshot() });
+  });
+});
+
+// Found by the 10-minute soak (issue #13): a create whose response was lost failed the provision as
+// Finished; the claim was deleted during the backoff, nothing resumed it, and its backend volume leaked.
+describe('a create whose answer was lost, then the claim deleted', () => {
+  let stack: ProvisionerStack;
+  before(async () => {
+    stack = await startProvisionerStack();
+    await stack.createClass('storageos-lost', STORAGEOS_DRIVER, { reclaimPolicy: 'Delete' });
+  });
+  after(async () => stack.stop());
+
+  it('is provisioning in the background: resumed from its record after the deletion, so the volume gets its PV (which the binder releases and the provisioner deletes)', async () => {
+    const options = provisionerOptionsFromEnv({ PROVISIONER_CREATE_PV_INTERVAL_MS: '10' });
+    const controller = createProvisionerController({ options, provisioner: new StorageOSProvisioner(stack.storage) });
+    const claim = await stack.createClaim('lost-then-deleted', 'storageos-lost', STORAGEOS_DRIVER);
+    const uid = claim.metadata.uid!;
+    // every answer to a create is lost: the first one made the volume, the client's retries never hear it
+    stack.storageApi.faults.add({ method: 'POST', path: '/v2/namespaces/*/volumes', loseResponse: true, times: 50 });
+    await assert.rejects(stack.reconcile(controller, 'PersistentVolumeClaim', 'default/lost-then-deleted'));
+    stack.storageApi.faults.clear();
+    assert.equal((await stack.storage.listVolumes('default')).filter((v) => v.name === `pvc-${uid}`).length, 1, 'the create happened');
+    assert.ok((await new ClaimRecords(stack.db.doc, stack.db.tables.control).get(CLUSTER, uid)).inProgress, 'kept in progress');
+
+    await stack.core.deleteNamespacedPersistentVolumeClaim({ name: 'lost-then-deleted', namespace: 'default' });
+    await stack.cache.remove(CLUSTER, 'PersistentVolumeClaim', claim, Number(claim.metadata.resourceVersion) + 1000);
+    await stack.reconcile(controller, 'PersistentVolumeClaim', 'default/lost-then-deleted', uid);
+    const pv = await stack.core.readPersistentVolume({ name: `pvc-${uid}` });
+    assert.equal(pv.spec?.claimRef?.uid, uid, 'the PV points at the deleted claim: the binder releases it');
+    assert.equal(pv.spec?.persistentVolumeReclaimPolicy, 'Delete');
+    assert.equal((await stack.storage.listVolumes('default')).filter((v) => v.name === `pvc-${uid}`).length, 1, 'adopted, not created twice');
   });
 });

@@ -3,7 +3,7 @@
  * (idempotent provisioning), the PV skeleton, and the mapping of storage errors to provisioning outcomes.
  */
 import { quantityBytes } from '../../kube/quantity.ts';
-import { AlreadyExistsError, BadRequestError, LicenceError, StorageApiError } from '../../storage/errors.ts';
+import { AlreadyExistsError, BadRequestError, LicenceError, RetriesExhaustedError, StorageApiError } from '../../storage/errors.ts';
 import { LABELS, type CreateVolumeRequest, type Volume, type VolumeProvisioner } from '../../storage/types.ts';
 import { InfeasibleError } from '../errors.ts';
 import type { PersistentVolume, PersistentVolumeClaim } from '../../kube/objects.ts';
@@ -78,6 +78,29 @@ export async function createOrAdopt(storage: VolumeProvisioner, request: CreateV
     }
     return existing;
   }
+}
+
+/**
+ * Whether a failed create may have made the volume or still be making it (the CSI external-provisioner's
+ * `checkError`): no answer (connection dropped, timeout, the response lost after the create), a 5xx or 429
+ * after the call's own retries, the call cancelled, or anything unknown. Only an answer that says the create
+ * did not happen is final: a 4xx, an infeasible request, a name owned by another PV.
+ */
+export function createMayBeUnderWay(err: unknown): boolean {
+  const last = err instanceof RetriesExhaustedError ? err.cause : err;
+  if (last instanceof InfeasibleError || (last instanceof Error && last.cause instanceof AlreadyExistsError)) return false;
+  if (last instanceof StorageApiError) return last.status >= 500 || last.status === 429;
+  return true;
+}
+
+/**
+ * A failed create as a provision result: `InBackground` when it may be under way ({@link createMayBeUnderWay}),
+ * so the claim stays in progress and is provisioned to the end even if it is deleted meanwhile (its PV is
+ * then released and, with `Delete`, the volume deleted: nothing leaks); otherwise `Finished`.
+ */
+export function createFailure(err: unknown): ProvisionResult {
+  const error = err instanceof Error ? err : new Error(String(err));
+  return { state: createMayBeUnderWay(error) ? 'InBackground' : 'Finished', error };
 }
 
 /** 400 (bad request) and 451 (licence) will not succeed by retrying: infeasible; everything else is retried. */

@@ -12,7 +12,7 @@ import { IgnoredError } from '../errors.ts';
 import type { PersistentVolume } from '../../kube/objects.ts';
 import type { ProvisionContext, ProvisionOptions, ProvisionResult, Provisioner } from '../types.ts';
 import type { NodeLabels, VolumeProvisioner } from '../../storage/types.ts';
-import { basePersistentVolume, createOrAdopt, csiLabels, mapStorageError, refuseSelector, requestedBytes } from './common.ts';
+import { basePersistentVolume, createFailure, createOrAdopt, csiLabels, mapStorageError, refuseSelector, requestedBytes } from './common.ts';
 
 /** Annotation on the PV recording the backing volume (`<namespace>/<id>`), used by `delete`. */
 export const annLocalVolume = 'claimflow.io/local-volume';
@@ -36,13 +36,18 @@ export class LocalProvisioner implements Provisioner {
       return { state: 'Reschedule', error: new Error(`node "${selected}" holds no local storage`) };
     }
     const namespace = options.pvc.metadata.namespace ?? 'default';
-    const volume = await createOrAdopt(this.#storage, {
-      namespace,
-      name: options.pvName,
-      sizeBytes: bytes,
-      labels: csiLabels(options),
-      ...(selected ? { nodeName: selected } : {}),
-    }, ctx);
+    let volume;
+    try {
+      volume = await createOrAdopt(this.#storage, {
+        namespace,
+        name: options.pvName,
+        sizeBytes: bytes,
+        labels: csiLabels(options),
+        ...(selected ? { nodeName: selected } : {}),
+      }, ctx);
+    } catch (err) {
+      return createFailure(err);
+    }
     const node = nodes.find((n) => n.id === volume.masterNodeID);
     if (!node || !volume.localPath) {
       await this.#storage.deleteVolume({ namespace, id: volume.id }, { signal: ctx.signal }).catch(() => undefined);

@@ -2,7 +2,8 @@
  * The `storageos` Provisioner: what the StorageOS CSI driver does behind the external-provisioner.
  * `provision` creates (or adopts) a StorageOS volume named after the PV in the StorageOS namespace named
  * after the claim's namespace, and returns a CSI PV for driver `csi.storageos.com`; `delete` deletes the
- * volume (already gone is success).
+ * volume (already gone is success). A create that may be under way (no answer, a 5xx, a timeout) is
+ * `ProvisioningInBackground`, as the external-provisioner reads such a CreateVolume error.
  *
  * Class parameters: `csi.storage.k8s.io/fstype` (or `fsType`), and every `storageos.com/*` key (e.g.
  * `storageos.com/replicas: "1"`) passed as a volume label. A selected node becomes the master placement
@@ -17,7 +18,7 @@ import { IgnoredError } from '../errors.ts';
 import type { PersistentVolume } from '../../kube/objects.ts';
 import type { BlockProvisioner, ProvisionContext, ProvisionOptions, ProvisionResult, Provisioner } from '../types.ts';
 import type { VolumeProvisioner, VolumeRef } from '../../storage/types.ts';
-import { basePersistentVolume, createOrAdopt, csiLabels, fsTypeFor, mapStorageError, refuseSelector, requestedBytes, storageosLabelParameters } from './common.ts';
+import { basePersistentVolume, createFailure, createOrAdopt, csiLabels, fsTypeFor, mapStorageError, refuseSelector, requestedBytes, storageosLabelParameters } from './common.ts';
 
 /** The StorageOS CSI driver name: the provisioner name and `spec.csi.driver`. */
 export const STORAGEOS_DRIVER = 'csi.storageos.com';
@@ -54,14 +55,19 @@ export class StorageOSProvisioner implements Provisioner, BlockProvisioner {
     const { bytes, quantity } = requestedBytes(options.pvc);
     const fsType = fsTypeFor(options);
     const labels = { ...storageosLabelParameters(options.storageClass.parameters), ...csiLabels(options) };
-    const volume = await createOrAdopt(this.#storage, {
-      namespace: options.pvc.metadata.namespace ?? 'default',
-      name: options.pvName,
-      sizeBytes: bytes,
-      fsType,
-      labels,
-      ...(options.selectedNodeName ? { nodeName: options.selectedNodeName } : {}),
-    }, ctx);
+    let volume;
+    try {
+      volume = await createOrAdopt(this.#storage, {
+        namespace: options.pvc.metadata.namespace ?? 'default',
+        name: options.pvName,
+        sizeBytes: bytes,
+        fsType,
+        labels,
+        ...(options.selectedNodeName ? { nodeName: options.selectedNodeName } : {}),
+      }, ctx);
+    } catch (err) {
+      return createFailure(err);
+    }
     const pv = basePersistentVolume(options, quantity);
     pv.spec.csi = {
       driver: this.#driver,
