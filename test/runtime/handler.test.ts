@@ -40,18 +40,7 @@ describe('createSqsHandler against dynalite and fauxqs', () => {
   const handlerFor = (controller: Controller, extra: Record<string, unknown> = {}) => {
     const metrics = new CapturedMetrics();
     const recorder = new MemoryEventRecorder();
-    const handler = createSqsHandler(controller, {
-      doc: fx.db.doc,
-      tables: fx.db.tables,
-      sqs: fx.sqs,
-      queueUrl: fx.queue.url,
-      dlqUrl: fx.dlq.url,
-      maxReceiveCount: 10,
-      logger: silentLogger(),
-      metrics,
-      recorderFor: () => recorder,
-      ...extra,
-    });
+    const handler = createSqsHandler(controller, fx.handlerOptions({ maxReceiveCount: 10, metrics, recorderFor: () => recorder, ...extra }));
     return { handler, metrics, recorder };
   };
 

@@ -54,6 +54,8 @@ export interface RuntimeFixture {
   receive(waitS?: number, max?: number): Promise<SQSEvent>;
   /** What the event source mapping does after an invocation: deletes the records not reported failed. */
   settle(batch: SQSEvent, response: SQSBatchResponse): Promise<void>;
+  /** Handler options wired to these stand-ins (tables, queue, DLQ, a silent logger), with `extra` over them. */
+  handlerOptions<T extends object>(extra: T): { doc: Dynalite['doc']; tables: Dynalite['tables']; sqs: SQSClient; queueUrl: string; dlqUrl: string; logger: Logger } & T;
   stop(): Promise<void>;
 }
 
@@ -114,6 +116,9 @@ export async function startRuntimeFixture(options: { maxReceiveCount?: number } 
           await sqs.send(new DeleteMessageCommand({ QueueUrl: queue.queueUrl, ReceiptHandle: record.receiptHandle }));
         }
       }
+    },
+    handlerOptions(extra) {
+      return { doc: db.doc, tables: db.tables, sqs, queueUrl: queue.queueUrl, dlqUrl: dlq.queueUrl, logger: silentLogger(), ...extra };
     },
     async stop() {
       sqs.destroy();

@@ -10,7 +10,7 @@ import type { Controller } from '../../lib/runtime/reconcile.ts';
 import { MemoryEventRecorder } from '../../lib/kube/recorder.ts';
 import { createDocumentClient } from '../../lib/state/client.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../support/dynalite.ts';
-import { CapturedMetrics, clusterEvent, silentLogger, startRuntimeFixture, type RuntimeFixture } from './harness.ts';
+import { CapturedMetrics, clusterEvent, startRuntimeFixture, type RuntimeFixture } from './harness.ts';
 
 describe('runtime: the state store unavailable', () => {
   let fx: RuntimeFixture;
@@ -39,18 +39,7 @@ describe('runtime: the state store unavailable', () => {
       },
     };
     const metrics = new CapturedMetrics();
-    const handler = createSqsHandler(controller, {
-      doc,
-      tables: fx.db.tables,
-      sqs: fx.sqs,
-      queueUrl: fx.queue.url,
-      dlqUrl: fx.dlq.url,
-      maxReceiveCount: 10,
-      logger: silentLogger(),
-      metrics,
-      recorderFor: () => new MemoryEventRecorder(),
-      requiresSynced: [],
-    });
+    const handler = createSqsHandler(controller, fx.handlerOptions({ doc, maxReceiveCount: 10, metrics, recorderFor: () => new MemoryEventRecorder(), requiresSynced: [] }));
     await fx.send([clusterEvent({ kind: 'PersistentVolumeClaim', key: 'ns/outage' })]);
 
     const first = await fx.receive(5, 1);

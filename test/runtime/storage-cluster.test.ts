@@ -10,7 +10,7 @@ import type { Controller } from '../../lib/runtime/reconcile.ts';
 import { MemoryEventRecorder } from '../../lib/kube/recorder.ts';
 import { storageCluster } from '../../lib/storage/clusters.ts';
 import { pollClusters } from '../../lib/shared-volume/controller.ts';
-import { CapturedMetrics, clusterEvent, silentLogger, startRuntimeFixture, type RuntimeFixture } from './harness.ts';
+import { CapturedMetrics, clusterEvent, startRuntimeFixture, type RuntimeFixture } from './harness.ts';
 
 describe('runtime: the storage cluster of a record', () => {
   let fx: RuntimeFixture;
@@ -29,17 +29,7 @@ describe('runtime: the storage cluster of a record', () => {
         seen.push(`${request.cluster}:${storageCluster() ?? 'none'}`);
       },
     };
-    const handler = createSqsHandler(controller, {
-      doc: fx.db.doc,
-      tables: fx.db.tables,
-      sqs: fx.sqs,
-      queueUrl: fx.queue.url,
-      dlqUrl: fx.dlq.url,
-      logger: silentLogger(),
-      metrics: new CapturedMetrics(),
-      recorderFor: () => new MemoryEventRecorder(),
-      requiresSynced: [],
-    });
+    const handler = createSqsHandler(controller, fx.handlerOptions({ metrics: new CapturedMetrics(), recorderFor: () => new MemoryEventRecorder(), requiresSynced: [] }));
     await fx.send([clusterEvent({ kind: 'Node', key: 'n1', cluster: 'a' }), clusterEvent({ kind: 'Node', key: 'n1', cluster: 'b' })]);
     const batch = await fx.receive(5, 10);
     assert.equal(batch.Records.length, 2);
