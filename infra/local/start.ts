@@ -11,6 +11,7 @@
  *   npm start -- --kubeconfig ~/.kube/config # forwarder and functions against a real cluster
  *   npm start -- --aws-endpoint http://localhost:4566   # queues and tables on LocalStack, not fauxqs/dynalite
  *   npm start -- --aws-endpoint aws --region eu-west-1  # … on a real account (default credential chain)
+ *   npm start -- --aws-process               # fauxqs and dynalite in a child process, not in this one
  *   npm start -- --param kubeApiQps=400 --param kubeApiBurst=600   # stage parameters, as osls --param
  *   npm start -- --no-schedules --no-storage-api --stage local --state-dir .local
  */
@@ -34,6 +35,7 @@ try {
       // default: eu-west-1; with --aws-endpoint aws, AWS_REGION / AWS_DEFAULT_REGION first
       region: { type: 'string' },
       'aws-endpoint': { type: 'string' },
+      'aws-process': { type: 'boolean', default: false },
       param: { type: 'string', multiple: true, default: [] },
       'state-dir': { type: 'string', default: '.local' },
       'no-forwarder': { type: 'boolean', default: false },
@@ -62,6 +64,7 @@ const stack = await startStack({
   stage: values.stage,
   region,
   ...(awsEndpoint ? { awsEndpoint } : {}),
+  ...(values['aws-process'] ? { awsStandIns: 'process' as const } : {}),
   ...(Object.keys(params).length > 0 ? { params } : {}),
   stateDir: values['state-dir'],
   kubeconfig: values.kubeconfig,

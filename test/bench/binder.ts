@@ -19,6 +19,9 @@
  *    `BENCH_SCALE_CLAIMS` claims (default 30) one at a time with 100 and then 10,000 bigger volumes of the
  *    same class in the cache: reconcile p50 and DynamoDB items read per bind.
  *
+ * fauxqs and dynalite run in their own process unless `BENCH_AWS=embedded` (support/harness.ts); the
+ * report's `aws` says which.
+ *
  * Volumes are written into the emulator's store as Available before the forwarder starts (its first LIST
  * publishes them; the binder has nothing to do for them), so setting up 1,000 volumes costs no budget.
  * Prints one JSON document on stdout and a short table on stderr.
@@ -38,8 +41,7 @@ import { ApiBudget, KCM_CLIENT_DEFAULTS } from '../../lib/state/bucket.ts';
 import { BinderApi } from '../../lib/binder/api.ts';
 import { COMPONENT } from '../../lib/binder/constants.ts';
 import { reconcileBinder, type BinderDeps } from '../../lib/binder/controller.ts';
-import { startDynalite } from '../support/dynalite.ts';
-import { BenchStack, envNumber, envSizes, percentile, progress, round, runBurst, runSingles } from './support/harness.ts';
+import { AWS_MODE, BenchStack, envNumber, envSizes, percentile, progress, round, runBurst, runSingles, startBenchDynalite } from './support/harness.ts';
 import { Tally, meterDynamo } from './support/meter.ts';
 import { printTable, type ControllerReport } from './support/report.ts';
 
@@ -109,7 +111,7 @@ async function atKcmBudget(claims: number): Promise<Record<string, unknown>> {
 async function scaling(): Promise<Record<string, unknown>> {
   progress(`binder: reconcile cost with 100 and 10,000 volumes in the cache (${SCALE_CLAIMS} binds each)`);
   const kube = await startKubeApi({ port: 0 });
-  const db = await startDynalite();
+  const db = await startBenchDynalite();
   try {
     const kc = new KubeConfig();
     kc.loadFromString(kube.kubeconfig());
@@ -191,6 +193,7 @@ const report: ControllerReport = {
   bench: 'binder',
   operation: 'bind (claim created → Bound, static)',
   budget: BUDGET,
+  aws: AWS_MODE,
   single,
   burst,
   kcmBudget,

@@ -20,6 +20,9 @@
  *    heap, and the per-bind figures (API, messages, DynamoDB). The forwarder runs out of process here, so its
  *    DynamoDB and SNS requests are not metered: the cost line covers the binder and SQS only.
  *
+ * fauxqs and dynalite run in their own process unless `BENCH_AWS=embedded` (support/harness.ts); the
+ * report's `aws` says which.
+ *
  * Prints one JSON document on stdout and a short summary on stderr.
  */
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
@@ -37,7 +40,7 @@ import { ObjectCache } from '../../lib/state/cache.ts';
 import { indexAttributes } from '../../lib/kube/cache-index.ts';
 import { syncPk } from '../../lib/state/schema.ts';
 import { SyncMarkers } from '../../lib/state/sync.ts';
-import { BenchStack, envNumber, pool, progress, round, runBurst, sleep } from './support/harness.ts';
+import { AWS_MODE, BenchStack, envNumber, pool, progress, round, runBurst, sleep } from './support/harness.ts';
 import { table } from './support/report.ts';
 
 const VOLUMES = envNumber('BENCH_SCALE_VOLUMES', 10_000);
@@ -237,6 +240,7 @@ try {
     volumes: VOLUMES,
     claims: CLAIMS,
     budget: BUDGET,
+    aws: AWS_MODE,
     forwarder: {
       process: 'lib/forwarder/main.ts as a child process, single replica, no leader election',
       baselineNearlyEmptyCluster: baseline,

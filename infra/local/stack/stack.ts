@@ -32,6 +32,7 @@ import type { StorageApiHandle } from '../storage-api/server.ts';
 import { PROJECT_ROOT } from '../../build/bundle.ts';
 import { kebabCase } from '../../build/functions.ts';
 import { createDocumentClient, type DocumentClient } from '../../../lib/state/client.ts';
+import { startAwsStandInsProcess } from '../fault-proxy/stand-ins-process.ts';
 import { SqsEventSource, invokeWithTimeout, type BatchOutcome, type SqsHandler } from './event-source.ts';
 import { FunctionWorker } from './function-worker.ts';
 import { NODE_ID_ANNOTATION, STORAGEOS_DRIVER } from '../../../lib/label-sync/predicate.ts';
@@ -109,6 +110,14 @@ export interface StackOptions {
    */
   awsEndpoint?: string;
   /**
+   * Without `awsEndpoint`, where fauxqs and dynalite run: `embedded` (default) in this process; `process` in
+   * a child process of their own (fault-proxy/stand-ins-process.ts), reached on their own ports, so this
+   * process's CPU goes to the emulator, the forwarder and the functions (the benchmarks; on AWS the queues
+   * and tables are not in the functions' process either). Otherwise the same: fresh at every start, nothing
+   * but the endpoints differs, and gone on stop (the child also exits if this process dies).
+   */
+  awsStandIns?: 'embedded' | 'process';
+  /**
    * Handlers by serverless.yml function name, run in process: only these functions run. Without it,
    * every function whose `functions/<name>.ts` exists runs from source in its own worker thread.
    */
@@ -179,7 +188,7 @@ export interface Stack {
   dynamodb: { endpoint: string; client: DynamoDBClient; doc: DocumentClient };
   /** The embedded control plane: URL, fault injection, state (volumes, nodes) and request counts. */
   storageApi?: Pick<StorageApiHandle, 'url' | 'faults' | 'state' | 'requests' | 'auth'>;
-  /** The embedded SQS/SNS stand-in; absent with `awsEndpoint`. */
+  /** The embedded SQS/SNS stand-in; absent with `awsEndpoint` or `awsStandIns: 'process'`. */
   fauxqs?: FauxqsServer;
   /** `awsEndpoint` as given (a URL, or `aws`); absent on the embedded stand-ins. */
   awsEndpoint?: string;
@@ -296,7 +305,19 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     let fauxqs: FauxqsServer | undefined;
     let sqsEndpoint: string | undefined;
     let dynamoEndpoint: string | undefined;
-    if (awsEndpoint === undefined) {
+    if (awsEndpoint !== undefined && options.awsStandIns === 'process') {
+      throw new StackStartError('awsStandIns: process starts fauxqs and dynalite; with awsEndpoint there are none to start');
+    }
+    if (awsEndpoint === undefined && options.awsStandIns === 'process') {
+      const aws = await startAwsStandInsProcess({
+        region,
+        onUnexpectedExit: (code, signal) => warn(`aws stand-ins process: exited (code ${code}, signal ${signal}); SQS, SNS and DynamoDB are gone`),
+      });
+      onStop('aws stand-ins process', () => aws.stop());
+      // each service straight on its stand-in, as in process (the child's one-URL proxy is not in the way)
+      sqsEndpoint = aws.upstreams.sqs;
+      dynamoEndpoint = aws.upstreams.dynamodb;
+    } else if (awsEndpoint === undefined) {
       const q = await startFauxqs({ port: 0, logger: false, defaultRegion: region });
       fauxqs = q;
       onStop('fauxqs', () => q.stop());

@@ -14,16 +14,24 @@
  * - **The forwarder** runs in process on its own metered DynamoDB client (its cache writes are part of
  *   an operation's cost) and publishes through the stack's metered SNS client.
  * - **Messages** are the records delivered to the function (redeliveries included).
+ * - **SQS, SNS and DynamoDB** (fauxqs and dynalite) run in a child process of their own by default
+ *   (`BENCH_AWS=process`: the stack's `awsStandIns: 'process'`), so this process's one core goes to the
+ *   emulator, the forwarder and the functions, as on AWS. `BENCH_AWS=embedded` runs them in this process (as
+ *   before issue #10), to compare. Every count is taken by the clients' middleware in this process either way;
+ *   what the pipeline does may still shift with timing (an own write the forwarder publishes before the
+ *   writer's write-back tags it reaches the writer as one more message, lib/forwarder/review.ts).
  */
 import { performance } from 'node:perf_hooks';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { CoreV1Api, KubeConfig, type V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { Context, SQSEvent } from 'aws-lambda';
 import { startForwarder, type Forwarder } from '../../../lib/forwarder/forwarder.ts';
 import { createSqsHandler, type SqsHandler } from '../../../lib/runtime/handler.ts';
 import { createDocumentClient, type DocumentClient } from '../../../lib/state/client.ts';
 import { ApiBudget, budgetFromEnv } from '../../../lib/state/bucket.ts';
+import { createTables } from '../../../lib/state/tables.ts';
 import { COMPONENT as BINDER_COMPONENT } from '../../../lib/binder/constants.ts';
 import { createBinderController } from '../../../lib/binder/controller.ts';
 import { createProvisionerController, runtimeOptionsFor } from '../../../lib/provisioner/controller.ts';
@@ -31,7 +39,9 @@ import { provisionerOptionsFromEnv } from '../../../lib/provisioner/options.ts';
 import { LocalProvisioner } from '../../../lib/provisioner/provisioners/local.ts';
 import { StorageOSProvisioner } from '../../../lib/provisioner/provisioners/storageos.ts';
 import { StorageOSClient } from '../../../lib/storage/storageos/client.ts';
+import { startAwsStandInsProcess } from '../../../infra/local/fault-proxy/stand-ins-process.ts';
 import { LOCAL_CREDENTIALS, STORAGE_API_CREDENTIALS } from '../../../infra/local/stack/stack.ts';
+import { startDynalite, type Dynalite } from '../../support/dynalite.ts';
 import { startTestStack, type Stack } from '../../support/stack.ts';
 import { costPer, PRICES, type CostCounts } from '../prices.ts';
 import { byVerbAndResource, KubeRequestLog, type BucketWrite, maxInWindow, MeteredKubeClients, meterDynamo, meterSns, meterSqs, queueName, READ_VERBS, sum, Tally } from './meter.ts';
@@ -72,6 +82,46 @@ export async function pool<T>(items: readonly T[], width: number, run: (item: T,
       }
     }),
   );
+}
+
+/** Where fauxqs and dynalite run: their own child process (default), or this one. */
+export type AwsMode = 'process' | 'embedded';
+
+/** `BENCH_AWS`: `process` (or unset) or `embedded`; anything else is a mistake worth stopping for. */
+export function awsModeFromEnv(value = process.env.BENCH_AWS): AwsMode {
+  if (value === undefined || value === '' || value === 'process') return 'process';
+  if (value === 'embedded') return 'embedded';
+  throw new Error(`BENCH_AWS=${value}: expected process (default) or embedded`);
+}
+
+export const AWS_MODE: AwsMode = awsModeFromEnv();
+
+/**
+ * The cache and control tables on a dynalite where `BENCH_AWS` says, for a bench without the stack:
+ * in this process ({@link startDynalite}), or in the stand-ins' child process (reached directly, no proxy).
+ */
+export async function startBenchDynalite(): Promise<Pick<Dynalite, 'doc' | 'tables' | 'stop'>> {
+  if (AWS_MODE === 'embedded') return startDynalite();
+  const aws = await startAwsStandInsProcess();
+  try {
+    const config = { region: 'eu-west-1', credentials: LOCAL_CREDENTIALS, endpoint: aws.upstreams.dynamodb };
+    const client = new DynamoDBClient(config);
+    const doc = createDocumentClient(config);
+    const tables = { cache: 'bench-cache', control: 'bench-control' };
+    await createTables(client, tables);
+    return {
+      doc,
+      tables,
+      async stop() {
+        doc.destroy();
+        client.destroy();
+        await aws.stop();
+      },
+    };
+  } catch (error) {
+    await aws.stop();
+    throw error;
+  }
 }
 
 /** Stderr progress, so stdout stays one JSON document. */
@@ -288,6 +338,7 @@ export class BenchStack {
       storageApi: options.storageApi ?? false,
       // BENCH_RBAC=off: the emulator without authentication, RBAC and TLS (to compare with builds before them)
       rbac: process.env.BENCH_RBAC !== 'off',
+      awsStandIns: AWS_MODE,
       functions: Object.fromEntries(options.functions.map((fn) => [fn, (event: SQSEvent, context: Context) => handlers[fn]!.handler(event, context)])),
     });
     try {
