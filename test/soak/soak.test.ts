@@ -1,7 +1,8 @@
 /**
  * The soak (test/bench/soak) in short: 60 s of workload on two emulated clusters served by one deployment,
  * overlapping faults from a fixed seed (SQS/DynamoDB throttling, 500s and latency through the fault proxy
- * among them), then faults off, settle, and every invariant per cluster. No
+ * among them, a 12-s DynamoDB outage and watch streams cut), then faults off, settle, and every invariant
+ * per cluster. No
  * function sandbox is killed here: a killed batch's messages come back only after the queue's visibility
  * timeout (72–120 s in the soak), longer than this test may take; `npm run soak` kills them.
  */
