@@ -93,20 +93,24 @@ export async function runBatch<Ctx>(rt: SqsRuntime<Ctx>, event: SQSEvent, contex
   }
 }
 
-/** First retry after a record failed outside its reconcile (doubling with each receive, up to `maxVisibilityDelayMs`). */
-export const INFRASTRUCTURE_RETRY_BASE_MS = 1000;
+/**
+ * First retry after a record failed outside its reconcile; each receive waits 4 times longer, up to
+ * `maxVisibilityDelayMs` (2 s, 8 s, 30 s …): with `maxReceiveCount` 5 the three short waits the reserve rule
+ * allows cover 40 s of an outage before the queue's own timeout takes over.
+ */
+export const INFRASTRUCTURE_RETRY_BASE_MS = 2000;
 
 /**
  * A record that failed outside its reconcile — its backoff record or cache entry could not be read, its
  * outcome could not be written (DynamoDB unavailable or throttled past the SDK's retries) — is tried again
- * after 1 s, 2 s, 4 s … by its receive count, capped at `maxVisibilityDelayMs`, instead of after the queue's
+ * after 2 s, 8 s, 30 s … by its receive count, capped at `maxVisibilityDelayMs`, instead of after the queue's
  * visibility timeout (3–12 minutes as shipped). Only while the next receive leaves one in reserve below
  * `maxReceiveCount` (as every visibility wait, see wait.ts); after that the error goes out as it is and the
  * message returns after the queue's timeout. Throws either way: the record is reported failed.
  */
 async function retrySoon<Ctx>(rt: SqsRuntime<Ctx>, job: Job, error: unknown): Promise<never> {
   const receiveCount = Number(job.record.attributes.ApproximateReceiveCount) || 1;
-  const delayMs = Math.min(rt.maxVisibilityDelayMs, INFRASTRUCTURE_RETRY_BASE_MS * 2 ** Math.min(receiveCount - 1, 20));
+  const delayMs = Math.min(rt.maxVisibilityDelayMs, INFRASTRUCTURE_RETRY_BASE_MS * 4 ** Math.min(receiveCount - 1, 10));
   const plan = planWait({
     delayMs,
     now: rt.now(),
