@@ -38,17 +38,23 @@ export interface Dynalite {
 export interface DynaliteOptions {
   /** Table names (default: `cache-<random>` / `control-<random>`). */
   tables?: Partial<TableNames>;
+  /** A DynamoDB-compatible endpoint already running (its tables are created; `stop()` closes only the clients). */
+  endpoint?: string;
 }
 
-/** Starts dynalite in memory on port 0 and creates both tables. */
+/** Starts dynalite in memory on port 0 (or uses `options.endpoint`) and creates both tables. */
 export async function startDynalite(options: DynaliteOptions = {}): Promise<Dynalite> {
-  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  const endpoint = `http://127.0.0.1:${port}`;
+  let server: Server | undefined;
+  let endpoint = options.endpoint;
+  if (endpoint === undefined) {
+    const started = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+    await new Promise<void>((resolve, reject) => {
+      started.once('error', reject);
+      started.listen(0, '127.0.0.1', () => resolve());
+    });
+    server = started;
+    endpoint = `http://127.0.0.1:${(started.address() as AddressInfo).port}`;
+  }
   const suffix = randomBytes(4).toString('hex');
   const tables: TableNames = {
     cache: options.tables?.cache ?? `cache-${suffix}`,
@@ -69,8 +75,10 @@ export async function startDynalite(options: DynaliteOptions = {}): Promise<Dyna
       stopped = true;
       doc.destroy();
       client.destroy();
-      server.closeAllConnections?.();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      if (!server) return;
+      const running = server;
+      running.closeAllConnections?.();
+      await new Promise<void>((resolve) => running.close(() => resolve()));
     },
   };
 }

@@ -24,14 +24,12 @@
 import { performance } from 'node:perf_hooks';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { CoreV1Api, KubeConfig, type V1PersistentVolumeClaim } from '@kubernetes/client-node';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { Context, SQSEvent } from 'aws-lambda';
 import { startForwarder, type Forwarder } from '../../../lib/forwarder/forwarder.ts';
 import { createSqsHandler, type SqsHandler } from '../../../lib/runtime/handler.ts';
 import { createDocumentClient, type DocumentClient } from '../../../lib/state/client.ts';
 import { ApiBudget, budgetFromEnv } from '../../../lib/state/bucket.ts';
-import { createTables } from '../../../lib/state/tables.ts';
 import { COMPONENT as BINDER_COMPONENT } from '../../../lib/binder/constants.ts';
 import { createBinderController } from '../../../lib/binder/controller.ts';
 import { createProvisionerController, runtimeOptionsFor } from '../../../lib/provisioner/controller.ts';
@@ -104,17 +102,12 @@ export async function startBenchDynalite(): Promise<Pick<Dynalite, 'doc' | 'tabl
   if (AWS_MODE === 'embedded') return startDynalite();
   const aws = await startAwsStandInsProcess();
   try {
-    const config = { region: 'eu-west-1', credentials: LOCAL_CREDENTIALS, endpoint: aws.upstreams.dynamodb };
-    const client = new DynamoDBClient(config);
-    const doc = createDocumentClient(config);
-    const tables = { cache: 'bench-cache', control: 'bench-control' };
-    await createTables(client, tables);
+    const db = await startDynalite({ endpoint: aws.upstreams.dynamodb, tables: { cache: 'bench-cache', control: 'bench-control' } });
     return {
-      doc,
-      tables,
+      doc: db.doc,
+      tables: db.tables,
       async stop() {
-        doc.destroy();
-        client.destroy();
+        await db.stop();
         await aws.stop();
       },
     };
