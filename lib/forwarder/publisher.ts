@@ -1,19 +1,25 @@
 /**
  * The forwarder's publish queue: a bounded in-memory FIFO drained into the SNS FIFO topic with
- * `PublishBatch`, one batch at a time, retried with exponential backoff until it succeeds.
+ * `PublishBatch`, retried with exponential backoff until it succeeds.
  *
- * - Order: up to `maxInFlight` batches are in flight at once, but a message group (one object) is in at
- *   most one of them and a batch never holds two messages of one group, so neither concurrent batches nor a
- *   partially failed batch (only its failed entries are retried) can reorder an object's events. A batch
- *   is the longest run of queued items that keeps to this, so the queue is taken in order.
+ * - Batching: a batch goes out at once while the topic is idle; while one is in flight, only full batches
+ *   (10 messages) join it, so batches grow with the load instead of the request count.
+ * - Order: up to `maxInFlight` batches are in flight at once. A message group (one object) is in at most
+ *   one of them, a batch never holds two messages of one group, and a group's messages are taken in queue
+ *   order, so neither concurrent batches nor a partially failed batch (only its failed entries are
+ *   retried) can reorder an object's events. Across groups the queue is not a line: a batch takes the
+ *   oldest messages of groups that are free and skips a busy group's (the group then waits, whole, for its
+ *   batch), so one object's burst of versions does not hold every other object behind it.
  * - Bounded memory: {@link EventPublisher.enqueue} waits while the queue is full; the reflectors await it,
  *   so their watches pause (TCP backpressure) and nothing is dropped.
  * - Bounded stop: {@link EventPublisher.stop} with `flush` waits for the queue to drain, but at most
  *   `timeoutMs`, and not at all once the topic is failing (a publish failed and has not succeeded since):
  *   what is left was never acknowledged, so no bookmark passed it and the next leader re-derives it.
- * - Progress: items may carry a progress marker (kind, resourceVersion); once every item before it has been
- *   published, `onProgress` is called with it (the forwarder saves its bookmark there), so a bookmark never
- *   runs ahead of what the topic accepted.
+ * - Progress: items may carry a progress marker (kind, resourceVersion). Items leave the queue in queue
+ *   order, once they and everything before them are published; `onProgress` is then called with their
+ *   markers (the forwarder saves its bookmark there), so a bookmark never runs ahead of what the topic
+ *   accepted. Markers are reported beside the publish loop, one call at a time, consecutive markers of a
+ *   kind coalesced: a bookmark write never holds up the next batch.
  *
  * @example
  * const publisher = new EventPublisher({ sns, topicArn, metrics, onProgress: async (p) => save(p) });
@@ -85,15 +91,26 @@ const sleep = (ms: number, signal: AbortSignal) =>
     signal.addEventListener('abort', done, { once: true });
   });
 
+/** A queued item: waiting, in a batch in flight, or published (it leaves the queue once every item before it has). */
+interface Slot {
+  item: PublishItem;
+  /** The message group of its event (none for a pure progress marker). */
+  group?: string;
+  state: 'waiting' | 'taken' | 'done';
+}
+
+/** Items a batch search looks at past the front of the queue (bounds its cost on a full queue). */
+const SCAN_LIMIT = 500;
+
 /** See the module comment. */
 export class EventPublisher {
   #options: PublisherOptions;
   #capacity: number;
-  #queue: PublishItem[] = [];
+  #queue: Slot[] = [];
   #spaceWaiters: Array<() => void> = [];
-  /** Woken after every batch (and on stop): flush() re-checks its target. */
+  /** Woken whenever items finish (and on stop): flush() re-checks its target. */
   #progressWaiters: Array<() => void> = [];
-  /** Items ever enqueued, and items ever finished (published or discarded). */
+  /** Items ever enqueued, and items ever finished (published and their progress reported, or discarded). */
   #enqueued = 0;
   #finished = 0;
   #wake: (() => void) | undefined;
@@ -101,12 +118,13 @@ export class EventPublisher {
   #woken = false;
   #abort = new AbortController();
   #loop: Promise<void> | undefined;
-  /** Items at the front of the queue handed to batches (in flight, or done and not yet retired). */
-  #taken = 0;
-  /** Batches in queue order, in flight or done. */
-  #batches: Array<{ items: PublishItem[]; groups: Set<string>; done: boolean }> = [];
   /** Message groups of the batches in flight. */
   #busyGroups = new Set<string>();
+  /** Items out of the queue whose progress is not yet reported, and the report under way. */
+  #retired: PublishItem[] = [];
+  #reporting: Promise<void> | undefined;
+  /** discard() was called: nothing retired afterwards may move a bookmark (items before it were dropped). */
+  #discarded = false;
   /** The last publish attempt failed and none has succeeded since. */
   #failing = false;
   /** Set by stop(): called when a publish attempt fails, ending a shutdown flush. */
@@ -117,7 +135,7 @@ export class EventPublisher {
     this.#capacity = options.capacity ?? 1000;
   }
 
-  /** Items waiting (including the batch in flight). */
+  /** Items waiting (including those in flight). */
   get depth(): number {
     return this.#queue.length;
   }
@@ -140,7 +158,9 @@ export class EventPublisher {
       await this.#waitOn(this.#spaceWaiters, signal);
     }
     if (this.#abort.signal.aborted || signal?.aborted) return;
-    this.#queue.push(item);
+    const group = item.event ? messageGroupId(item.event.cluster, item.event.kind, item.event.key) : undefined;
+    // A pure progress marker has nothing to publish: it is done, and leaves in its turn.
+    this.#queue.push({ item, group, state: group === undefined ? 'done' : 'waiting' });
     this.#enqueued++;
     this.#options.metrics.queueDepth.set(this.#queue.length);
     this.#signal();
@@ -171,11 +191,14 @@ export class EventPublisher {
 
   /** Drops everything not yet published (a replica that lost its lease must not publish). */
   discard(): void {
-    // The batches in flight finish by themselves; everything behind them is dropped.
-    const dropped = this.#queue.splice(this.#taken);
-    this.#finished += dropped.length;
+    // The batches in flight finish by themselves; every waiting item is dropped, and since the items left
+    // are no longer a prefix of what the watch delivered, no bookmark moves from here on.
+    this.#discarded = true;
+    const kept = this.#queue.filter((slot) => slot.state !== 'waiting');
+    this.#finished += this.#queue.length - kept.length;
+    this.#queue = kept;
     this.#release(this.#progressWaiters);
-    this.#options.metrics.queueDepth.set(0);
+    this.#options.metrics.queueDepth.set(this.#queue.length);
     this.#release(this.#spaceWaiters);
   }
 
@@ -197,6 +220,7 @@ export class EventPublisher {
     this.#release(this.#spaceWaiters);
     this.#release(this.#progressWaiters);
     await this.#loop;
+    await this.#reporting;
   }
 
   #release(waiters: Array<() => void>): void {
@@ -214,13 +238,19 @@ export class EventPublisher {
     const maxInFlight = Math.max(1, this.#options.maxInFlight ?? 4);
     const inFlight = new Set<Promise<void>>();
     while (!signal.aborted) {
-      await this.#retire();
-      if (signal.aborted) break;
-      const batch = inFlight.size < maxInFlight ? this.#takeBatch() : undefined;
+      this.#retire();
+      // A short batch goes out at once while the topic is idle; while a batch is in flight only a full one
+      // does, and the rest waits for the next answer (one round trip at most), so batches grow with load.
+      const batch = inFlight.size < maxInFlight ? this.#takeBatch(inFlight.size === 0 ? 1 : MAX_BATCH_ENTRIES) : undefined;
       if (batch) {
-        const task = this.#publish(batch.items, signal).then(() => {
-          batch.done = true;
-          for (const group of batch.groups) this.#busyGroups.delete(group);
+        const task = this.#publish(
+          batch.map((slot) => slot.item),
+          signal,
+        ).then(() => {
+          for (const slot of batch) {
+            slot.state = 'done';
+            this.#busyGroups.delete(slot.group!);
+          }
         });
         inFlight.add(task);
         void task.finally(() => {
@@ -240,48 +270,66 @@ export class EventPublisher {
     await Promise.allSettled([...inFlight]);
   }
 
-  /** Retires the done batches at the front, in order: their items leave the queue and their progress is reported. */
-  async #retire(): Promise<void> {
-    while (this.#batches[0]?.done) {
-      const { items } = this.#batches.shift()!;
-      // The queue may have been cut by discard() meanwhile (lost lease): only remove what is still there.
-      const finished = this.#queue[0] === items[0] ? this.#queue.splice(0, items.length).length : 0;
-      this.#taken = Math.max(0, this.#taken - items.length);
-      this.#options.metrics.queueDepth.set(this.#queue.length);
-      this.#release(this.#spaceWaiters);
-      await this.#reportProgress(items);
-      this.#finished += finished;
+  /** Takes the done items off the front of the queue, in order, and has their progress reported. */
+  #retire(): void {
+    let count = 0;
+    while (count < this.#queue.length && this.#queue[count].state === 'done') count++;
+    if (count === 0) return;
+    const items = this.#queue.splice(0, count).map((slot) => slot.item);
+    this.#options.metrics.queueDepth.set(this.#queue.length);
+    this.#release(this.#spaceWaiters);
+    this.#retired.push(...items);
+    this.#reporting ??= this.#reportRetired();
+  }
+
+  /** Reports the retired items' progress until none is left; only then do they count as finished. */
+  async #reportRetired(): Promise<void> {
+    // Start on a later tick, so `#reporting` is set before this can end (it may not await anything else).
+    await Promise.resolve();
+    while (this.#retired.length > 0) {
+      const items = this.#retired.splice(0);
+      if (!this.#discarded) await this.#reportProgress(items);
+      this.#finished += items.length;
       this.#release(this.#progressWaiters);
     }
+    this.#reporting = undefined;
   }
 
   /**
-   * The next batch: the longest run of untaken items with ≤10 messages of distinct groups, none of them in
-   * flight, within the size limit; undefined when the run would be empty.
+   * The next batch: the oldest waiting messages, at most 10 and of distinct groups, none of a group in
+   * flight or with an older message left behind, within the size limit; undefined when there are fewer
+   * than `least` (or the size limit alone cut the batch short of it).
    */
-  #takeBatch(): { items: PublishItem[]; groups: Set<string>; done: boolean } | undefined {
+  #takeBatch(least: number): Slot[] | undefined {
+    const batch: Slot[] = [];
+    /** Groups in this batch, and groups passed over (their later messages must wait too). */
     const groups = new Set<string>();
+    const passed = new Set<string>();
     let bytes = 0;
-    let messages = 0;
-    let count = 0;
-    for (let index = this.#taken; index < this.#queue.length; index++) {
-      const item = this.#queue[index];
-      if (item.event) {
-        const group = messageGroupId(item.event.cluster, item.event.kind, item.event.key);
-        const size = Buffer.byteLength(messageBody(item.event)) + SIZE_MARGIN / MAX_BATCH_ENTRIES;
-        if (messages === MAX_BATCH_ENTRIES || groups.has(group) || this.#busyGroups.has(group) || (messages > 0 && bytes + size > SNS_MAX_BYTES - SIZE_MARGIN)) break;
-        groups.add(group);
-        bytes += size;
-        messages++;
+    let full = false;
+    const end = Math.min(this.#queue.length, SCAN_LIMIT);
+    for (let index = 0; index < end && batch.length < MAX_BATCH_ENTRIES; index++) {
+      const slot = this.#queue[index];
+      if (slot.state !== 'waiting') continue;
+      const group = slot.group!;
+      if (groups.has(group) || passed.has(group) || this.#busyGroups.has(group)) {
+        passed.add(group);
+        continue;
       }
-      count++;
-      if (count >= 100) break;
+      const size = Buffer.byteLength(messageBody(slot.item.event!)) + SIZE_MARGIN / MAX_BATCH_ENTRIES;
+      if (batch.length > 0 && bytes + size > SNS_MAX_BYTES - SIZE_MARGIN) {
+        full = true;
+        break;
+      }
+      groups.add(group);
+      bytes += size;
+      batch.push(slot);
     }
-    if (count === 0) return undefined;
-    const batch = { items: this.#queue.slice(this.#taken, this.#taken + count), groups, done: false };
-    this.#taken += count;
-    for (const group of groups) this.#busyGroups.add(group);
-    this.#batches.push(batch);
+    if (batch.length === 0 || (batch.length < least && !full)) return undefined;
+    for (const slot of batch) {
+      slot.state = 'taken';
+      this.#busyGroups.add(slot.group!);
+    }
     return batch;
   }
 

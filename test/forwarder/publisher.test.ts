@@ -97,9 +97,9 @@ describe('EventPublisher against fauxqs', () => {
     );
     const progress: Progress[] = [];
     const publisher = new EventPublisher({ sns, topicArn: messaging.topicArn, metrics: new ForwarderMetrics(), maxInFlight: 4, onProgress: async (p) => void progress.push(p) });
-    // 60 events over 12 objects, each followed by its bookmark, before the loop starts.
+    // 60 events over 30 objects, each followed by its bookmark, before the loop starts.
     let rv = 1000;
-    for (let i = 0; i < 60; i++) await publisher.enqueue({ event: event(`p-${i % 12}`, ++rv), progress: { kind: 'Node', rv: String(rv) } });
+    for (let i = 0; i < 60; i++) await publisher.enqueue({ event: event(`p-${i % 30}`, ++rv), progress: { kind: 'Node', rv: String(rv) } });
     publisher.start();
     await publisher.flush();
     await publisher.stop();
@@ -111,11 +111,104 @@ describe('EventPublisher against fauxqs', () => {
     assert.equal(rvs.at(-1), rv, 'the last bookmark is the last event');
     const collector = new QueueCollector(messaging);
     await collector.until(() => collector.received['label-sync'].filter((e) => e.key.startsWith('p-')).length === 60, 20_000, 'all 60');
-    for (let i = 0; i < 12; i++) {
+    for (let i = 0; i < 30; i++) {
       const mine = collector.received['label-sync'].filter((e) => e.key === `p-${i}`).map((e) => Number(e.resourceVersion));
-      assert.equal(mine.length, 5);
+      assert.equal(mine.length, 2);
       assert.deepEqual(mine, [...mine].sort((x, y) => x - y), `p-${i} in order`);
     }
+  });
+
+  it("does not hold other objects behind a busy object's versions, and keeps each object's order", async () => {
+    // Group p-a's batches take 150 ms at the topic, everyone else's go straight through.
+    const sns = new SNSClient({ endpoint: messaging.endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+    const sent: Array<{ groups: string[]; at: number }> = [];
+    sns.middlewareStack.add(
+      (next) => async (args: any) => {
+        const groups: string[] = args.input.PublishBatchRequestEntries.map((e: any) => e.MessageGroupId.split(':').pop());
+        sent.push({ groups, at: performance.now() });
+        if (groups.includes('p-a')) await new Promise((resolve) => setTimeout(resolve, 150));
+        return next(args);
+      },
+      { step: 'initialize', name: 'slowGroup' },
+    );
+    const progress: Array<{ rv: number; at: number }> = [];
+    const publisher = new EventPublisher({
+      sns,
+      topicArn: messaging.topicArn,
+      metrics: new ForwarderMetrics(),
+      onProgress: async (p) => void progress.push({ rv: Number(p.rv), at: performance.now() }),
+    });
+    // Three versions of p-a first, then one each of p-b and p-c, all queued before the loop starts.
+    let rv = 2000;
+    for (const name of ['p-a', 'p-a', 'p-a', 'p-b', 'p-c']) await publisher.enqueue({ event: event(name, ++rv), progress: { kind: 'Node', rv: String(rv) } });
+    const started = performance.now();
+    publisher.start();
+    // A new object while p-a's first batch is at the topic goes out with the next batch, beside p-a's second
+    // version, not behind all of p-a's versions.
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    await publisher.enqueue({ event: event('p-d', ++rv), progress: { kind: 'Node', rv: String(rv) } });
+    await publisher.flush();
+    await publisher.stop();
+    sns.destroy();
+
+    assert.deepEqual(sent[0].groups.sort(), ['p-a', 'p-b', 'p-c'], 'the first batch takes the oldest message of every group');
+    const d = sent.find((batch) => batch.groups.includes('p-d'))!;
+    assert.deepEqual(d.groups.sort(), ['p-a', 'p-d'], "p-d went out beside p-a's second version");
+    assert.ok(d.at - started < 290, `p-d was sent ${Math.round(d.at - started)} ms after start, before p-a's second batch returned`);
+    assert.deepEqual(
+      sent.filter((batch) => batch.groups.includes('p-a')).map((batch) => batch.groups.filter((g) => g === 'p-a').length),
+      [1, 1, 1],
+      "p-a's versions went one batch at a time",
+    );
+    // Bookmarks never pass a message the topic has not accepted: nothing before p-a's first batch returned.
+    const firstAccepted = sent[0].at + 150;
+    assert.ok(progress.length > 0);
+    assert.ok(progress.every((p) => p.at >= firstAccepted - 5), 'no bookmark before the oldest message was published');
+    const rvs = progress.map((p) => p.rv);
+    assert.deepEqual(rvs, [...rvs].sort((x, y) => x - y), 'bookmarks only move forward');
+    assert.equal(rvs.at(-1), rv);
+    const collector = new QueueCollector(messaging);
+    await collector.until(() => collector.received['label-sync'].filter((e) => e.key.startsWith('p-') && Number(e.resourceVersion) > 2000).length === 6, 20_000, 'all 6');
+    const mine = collector.received['label-sync'].filter((e) => e.key === 'p-a' && Number(e.resourceVersion) > 2000).map((e) => Number(e.resourceVersion));
+    assert.deepEqual(mine, [2001, 2002, 2003], 'p-a in order');
+  });
+
+  it('after discard() (the lease is lost), moves no bookmark past the dropped messages', async () => {
+    const sns = new SNSClient({ endpoint: messaging.endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    sns.middlewareStack.add(
+      (next) => async (args: any) => {
+        if (args.input.PublishBatchRequestEntries.some((e: any) => e.MessageGroupId.includes(':x-'))) await held;
+        return next(args);
+      },
+      { step: 'initialize', name: 'holdGroup' },
+    );
+    const progress: Progress[] = [];
+    const publisher = new EventPublisher({ sns, topicArn: messaging.topicArn, metrics: new ForwarderMetrics(), onProgress: async (p) => void progress.push(p) });
+    publisher.start();
+    await publisher.enqueue({ event: event('x-a', 3001), progress: { kind: 'Node', rv: '3001' } });
+    await new Promise((resolve) => setTimeout(resolve, 20)); // x-a's batch is at the topic (held there)
+    await publisher.enqueue({ event: event('x-a', 3002), progress: { kind: 'Node', rv: '3002' } }); // waits for x-a
+    // Ten other objects: a full batch, at the topic too (held as well).
+    for (let i = 0; i < 10; i++) await publisher.enqueue({ event: event(`x-b${i}`, 3003 + i), progress: { kind: 'Node', rv: String(3003 + i) } });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    publisher.discard(); // drops x-a@3002
+    release();
+    await publisher.flush(); // the batch in flight finishes
+    await publisher.stop();
+    sns.destroy();
+    assert.ok(
+      progress.every((p) => Number(p.rv) < 3002),
+      `no bookmark at or past the dropped x-a@3002 (got ${progress.map((p) => p.rv).join(', ')})`,
+    );
+    // What was in flight still went out; the dropped version did not.
+    const collector = new QueueCollector(messaging);
+    await collector.until(() => collector.received['label-sync'].filter((e) => e.key.startsWith('x-')).length >= 11, 20_000, 'x-a@3001 and the ten others');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const received = collector.received['label-sync'].filter((e) => e.key.startsWith('x-')).map((e) => `${e.key}@${e.resourceVersion}`);
+    assert.equal(received.length, 11);
+    assert.ok(received.includes('x-a@3001') && !received.includes('x-a@3002'));
   });
 
   it('omits the object of a message over the SNS size limit', async () => {
