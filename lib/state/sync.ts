@@ -14,7 +14,7 @@
  * await sync.saveBookmark('c1', 'PersistentVolume', '4800'); // true: moved forward
  * (await sync.getSync('c1', 'PersistentVolume'))?.listComplete; // true
  */
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { parseResourceVersion } from './cache.ts';
 import type { DocumentClient } from './client.ts';
 import { syncPk } from './schema.ts';
@@ -52,12 +52,25 @@ export class SyncMarkers {
     };
   }
 
-  /** True when every listed kind's initial LIST is complete for the cluster. */
+  /**
+   * True when every listed kind's initial LIST is complete for the cluster: one strongly consistent
+   * BatchGetItem for all the kinds (a cold container's first record waits for one read, not one per kind).
+   * Keys DynamoDB leaves unprocessed are asked again, twice at most; any still unread count as incomplete.
+   */
   async isListComplete(cluster: string, kinds: readonly string[]): Promise<boolean> {
-    for (const kind of kinds) {
-      if (!(await this.getSync(cluster, kind))?.listComplete) return false;
+    if (kinds.length === 0) return true;
+    const complete = new Set<string>();
+    let keys: Array<Record<string, unknown>> = [...new Set(kinds)].map((kind) => ({ pk: syncPk(cluster, kind) }));
+    for (let round = 0; keys.length > 0 && round < 3; round++) {
+      const out = await this.#doc.send(
+        new BatchGetCommand({
+          RequestItems: { [this.table]: { Keys: keys, ConsistentRead: true, ProjectionExpression: 'pk, listComplete' } },
+        }),
+      );
+      for (const item of out.Responses?.[this.table] ?? []) if (item.listComplete === true) complete.add(String(item.pk));
+      keys = out.UnprocessedKeys?.[this.table]?.Keys ?? [];
     }
-    return true;
+    return kinds.every((kind) => complete.has(syncPk(cluster, kind)));
   }
 
   /**

@@ -43,4 +43,28 @@ describe('SyncMarkers against dynalite', () => {
     assert.equal(await sync.isListComplete('c1', ['Node', 'PersistentVolume']), true);
     assert.equal(await sync.isListComplete('c2', ['Node']), false);
   });
+
+  it('reads the markers of several kinds with one request', async () => {
+    const sent: string[] = [];
+    const counted = new SyncMarkers(db.doc, db.tables.control, { now: () => at });
+    const name = `count-${Date.now()}`;
+    db.doc.middlewareStack.add(
+      (next, context) => async (args) => {
+        sent.push(String(context.commandName));
+        return next(args);
+      },
+      { step: 'initialize', name },
+    );
+    try {
+      await counted.markListComplete('c3', 'StorageClass', '7');
+      sent.length = 0;
+      assert.equal(await counted.isListComplete('c3', ['StorageClass', 'Node', 'PersistentVolume']), false);
+      await counted.markListComplete('c3', 'Node', '8');
+      await counted.markListComplete('c3', 'PersistentVolume', '9');
+      assert.equal(await counted.isListComplete('c3', ['StorageClass', 'Node', 'PersistentVolume']), true);
+      assert.deepEqual(sent.filter((command) => command !== 'UpdateItemCommand'), ['BatchGetItemCommand', 'BatchGetItemCommand']);
+    } finally {
+      db.doc.middlewareStack.remove(name);
+    }
+  });
 });
