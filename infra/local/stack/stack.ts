@@ -190,6 +190,8 @@ export interface Stack {
   storageApi?: Pick<StorageApiHandle, 'url' | 'faults' | 'state' | 'requests' | 'auth'>;
   /** The embedded SQS/SNS stand-in; absent with `awsEndpoint` or `awsStandIns: 'process'`. */
   fauxqs?: FauxqsServer;
+  /** The process id of the AWS stand-ins with `awsStandIns: 'process'` (benches read its CPU time). */
+  awsStandInsPid?: number;
   /** `awsEndpoint` as given (a URL, or `aws`); absent on the embedded stand-ins. */
   awsEndpoint?: string;
   template: CfnTemplate;
@@ -305,6 +307,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     let fauxqs: FauxqsServer | undefined;
     let sqsEndpoint: string | undefined;
     let dynamoEndpoint: string | undefined;
+    let awsStandInsPid: number | undefined;
     if (awsEndpoint !== undefined && options.awsStandIns === 'process') {
       throw new StackStartError('awsStandIns: process starts fauxqs and dynalite; with awsEndpoint there are none to start');
     }
@@ -314,6 +317,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         onUnexpectedExit: (code, signal) => warn(`aws stand-ins process: exited (code ${code}, signal ${signal}); SQS, SNS and DynamoDB are gone`),
       });
       onStop('aws stand-ins process', () => aws.stop());
+      awsStandInsPid = aws.pid;
       // each service straight on its stand-in, as in process (the child's one-URL proxy is not in the way)
       sqsEndpoint = aws.upstreams.sqs;
       dynamoEndpoint = aws.upstreams.dynamodb;
@@ -659,6 +663,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         auth: storageApi.auth,
       },
       ...(fauxqs ? { fauxqs } : {}),
+      ...(awsStandInsPid !== undefined ? { awsStandInsPid } : {}),
       ...(awsEndpoint ? { awsEndpoint } : {}),
       template,
       wiring,

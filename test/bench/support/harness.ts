@@ -22,6 +22,8 @@
  *   writer's write-back tags it reaches the writer as one more message, lib/forwarder/review.ts).
  */
 import { performance } from 'node:perf_hooks';
+import { readFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { CoreV1Api, KubeConfig, type V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { SQSClient, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
@@ -240,7 +242,23 @@ export interface Snapshot {
   storage: number;
   /** Messages waiting in subscribed queues no function of this bench consumes. */
   unconsumedDepth: Record<string, number>;
+  /** CPU time (ms, user + system) of this process and of the AWS stand-ins' process (when it runs apart). */
+  cpuMs: { bench: number; awsStandIns?: number };
 }
+
+/** User + system CPU time of a process in ms, from /proc (Linux); undefined where it cannot be read. */
+async function processCpuMs(pid: number): Promise<number | undefined> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command (which may hold spaces) start after the last ')': utime and stime are 14 and 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return undefined;
+  }
+}
+/** Linux's USER_HZ (what /proc/<pid>/stat counts CPU time in) is 100 on every mainstream build. */
+const CLOCK_TICKS_PER_SECOND = 100;
 
 /** Observes claims reach Bound in the emulator's store. */
 export class BoundTracker {
@@ -477,7 +495,14 @@ export class BenchStack {
       bench: this.benchRequests.snapshot(),
       storage: this.stack.storageApi?.requests.total() ?? 0,
       unconsumedDepth,
+      cpuMs: await this.#cpuMs(),
     };
+  }
+
+  async #cpuMs(): Promise<Snapshot['cpuMs']> {
+    const own = process.cpuUsage();
+    const awsStandIns = this.stack.awsStandInsPid === undefined ? undefined : await processCpuMs(this.stack.awsStandInsPid);
+    return { bench: (own.user + own.system) / 1000, ...(awsStandIns !== undefined ? { awsStandIns } : {}) };
   }
 
   /**
@@ -509,6 +534,24 @@ export class BenchStack {
     await this.stack.stop();
     for (const c of this.#extraClients) c.destroy();
   }
+}
+
+/**
+ * CPU time per operation on this machine: this process (the API emulator, the forwarder, every function
+ * and the bench itself) and the AWS stand-ins' process, and the rate the machine's cores could sustain at
+ * that cost if they did nothing else (`ceilingOpsPerSecond`): a latency or throughput figure near it is
+ * the machine's limit, not the pipeline's.
+ */
+function cpuFigures(before: Snapshot, after: Snapshot, n: number): Record<string, unknown> {
+  const own = after.cpuMs.bench - before.cpuMs.bench;
+  const aws = after.cpuMs.awsStandIns !== undefined && before.cpuMs.awsStandIns !== undefined ? after.cpuMs.awsStandIns - before.cpuMs.awsStandIns : undefined;
+  const total = own + (aws ?? 0);
+  const cores = availableParallelism();
+  return {
+    msPerOp: { thisProcess: round(own / n, 1), ...(aws !== undefined ? { awsStandIns: round(aws / n, 1) } : {}), total: round(total / n, 1) },
+    cores,
+    ceilingOpsPerSecond: total > 0 ? round((cores * 1000 * n) / total, 1) : null,
+  };
 }
 
 /** The figures of one run, per operation, from two snapshots. */
@@ -653,6 +696,7 @@ export function measure(bench: BenchStack, before: Snapshot, after: Snapshot, ru
     deliveriesToQueuesWithoutConsumerPerOp: Object.fromEntries(Object.entries(unconsumed).map(([k, v]) => [k, per(v)])),
     lambda: { invocationsPerOp: per(lambdaInvocations), gbSecondsPerOp: per(gbSeconds, 4) },
     storageCallsPerOp: bench.stack.storageApi ? per(after.storage - before.storage) : undefined,
+    cpu: cpuFigures(before, after, n),
     functions: perFunction,
     costPer1000OpsUsd: costPer(counts, n),
     apiBudget: {
@@ -705,6 +749,7 @@ export async function runSingles(bench: BenchStack, names: readonly string[], sp
     delete figures.throughputPerSecond;
     delete figures.elapsedMs;
     delete figures.apiBudget;
+    delete figures.cpu; // one at a time, the settles between them dominate
     return {
       repetitions: names.length,
       ...figures,

@@ -41,6 +41,7 @@ export function controllerRows(report: ControllerReport): string[][] {
       fmt(r.costPer1000OpsUsd?.total, 4),
       budget ? `${budget.maxRequestsInOneSecond}${budget.emulatorMaxWritesAppliedInOneSecond !== undefined ? ` (emulator ${budget.emulatorMaxWritesAppliedInOneSecond})` : ''} / ${budget.limitQpsPlusBurst}` : '–',
       budget ? fmt(budget.throughputToCeiling, 3) : '–',
+      r.cpu ? `${fmt(r.cpu.msPerOp?.total, 1)} (${fmt(r.cpu.ceilingOpsPerSecond, 0)})` : '–',
     ];
   };
   const rows = [row('one alone', report.single, 'median'), row(`burst @${report.budget.qps} QPS`, report.burst, 'p50')];
@@ -61,6 +62,7 @@ export const CONTROLLER_HEADER = [
   '$ / 1k ops',
   'max API req in 1 s / QPS+burst',
   'ops/s ÷ ceiling',
+  'CPU ms/op (ops/s the cores allow)',
 ];
 
 /** A plain text table. */
