@@ -344,8 +344,9 @@ function count(deps: BinderDeps, name: string, dimensions: Record<string, string
 }
 
 function involvedObject(e: BinderEvent) {
-  const { name, namespace, uid, resourceVersion } = e.object.metadata;
-  return { apiVersion: API_VERSION, kind: e.kind, metadata: { name, ...(namespace ? { namespace } : {}), uid, resourceVersion } };
+  const { name, namespace, uid, resourceVersion, creationTimestamp } = e.object.metadata;
+  // creationTimestamp is not part of the Event: it tells the recorder a new object has no event state yet.
+  return { apiVersion: API_VERSION, kind: e.kind, metadata: { name, ...(namespace ? { namespace } : {}), uid, resourceVersion, ...(creationTimestamp ? { creationTimestamp } : {}) } };
 }
 
 /**

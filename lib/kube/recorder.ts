@@ -28,7 +28,10 @@
  * bounded number of times; nothing has been sent to the API server yet, so no API call is ever repeated.
  * The item this container wrote last for an object stands in for the read for 10 s (one PutItem per event
  * then: a provisioner's `Provisioning` and `ProvisioningSucceeded`, a binder's repeated waiting event); a
- * write by anyone else since fails the version condition, and the item is read.
+ * write by anyone else since fails the version condition, and the item is read. An object created in the
+ * last minute that this container has no item for is taken to have none (the first event of a new claim):
+ * its write is conditional on absence and goes without a read; if another container wrote one meanwhile,
+ * the write is refused and the item is read.
  *
  * **Order: state first, then the API call** (as the dedup path always did: its count+1 and the spam token were
  * written before the PATCH). The write is what makes the decision exclusive — its winner is the only container
@@ -64,7 +67,7 @@ export type EventType = 'Normal' | 'Warning';
 export interface InvolvedObject {
   apiVersion?: string;
   kind?: string;
-  metadata?: { name?: string; namespace?: string; uid?: string; resourceVersion?: string };
+  metadata?: { name?: string; namespace?: string; uid?: string; resourceVersion?: string; creationTimestamp?: Date | string };
 }
 
 /** What controllers call. */
@@ -91,6 +94,13 @@ const MAX_CORRELATION_ENTRIES = 64;
 const WRITTEN_MEMO_MS = 10_000;
 const WRITTEN_MEMO_ENTRIES = 500;
 const MAX_ATTEMPTS = 10;
+/**
+ * An object created less than this long ago, whose item this container has not written, is taken to have
+ * no item yet (its first event: a provisioner's `Provisioning`, a binder's `ExternalProvisioning`): the
+ * write goes without the read, conditional on absence. If another container did write it, the write is
+ * refused and the item is read, as after any lost race.
+ */
+const NEW_OBJECT_MS = 60_000;
 
 export interface KubeEventRecorderOptions {
   /** The cluster's core/v1 API (or a function that resolves it lazily). */
@@ -218,7 +228,9 @@ export class KubeEventRecorder implements EventRecorder {
       event: entryKey(JSON.stringify([aggregateKey, rawMessage])),
       message: sha(rawMessage).slice(0, 16),
     };
-    const action = await this.#decide(keys, rawMessage, now, () => `${meta.name}.${eventNameSuffix(now)}`);
+    const created = meta.creationTimestamp instanceof Date ? meta.creationTimestamp.getTime() : Date.parse(String(meta.creationTimestamp ?? ''));
+    const young = Number.isFinite(created) && now - created < NEW_OBJECT_MS;
+    const action = await this.#decide(keys, rawMessage, now, () => `${meta.name}.${eventNameSuffix(now)}`, young);
     if (action.kind === 'drop') return;
     const api = await this.#api();
     const event = { namespace, involvedObject, type, reason, message: action.message };
@@ -240,15 +252,20 @@ export class KubeEventRecorder implements EventRecorder {
    * Reads the (source, object) item, decides as client-go's EventCorrelator, and stores the outcome under the
    * item's version; on a lost race reads again and decides again.
    */
-  async #decide(keys: Keys, rawMessage: string, now: number, newName: () => string): Promise<Action> {
+  async #decide(keys: Keys, rawMessage: string, now: number, newName: () => string, young: boolean): Promise<Action> {
+    let guessed = false;
     for (let attempt = 1; ; attempt++) {
       // What this container wrote last for the object stands in for the read (a provisioner's Provisioning and
       // ProvisioningSucceeded, a binder's repeated waiting event): if anyone wrote since, the version
-      // condition fails and the item is read.
+      // condition fails and the item is read. A young object this container never wrote for is taken to
+      // have no item (NEW_OBJECT_MS); a refused write then reads too.
       const known = attempt === 1 ? this.#written.get(keys.pk) : undefined;
       let previous: CorrelationItem | undefined;
       if (known && now - known.at < WRITTEN_MEMO_MS) {
         previous = known.item;
+      } else if (attempt === 1 && !known && young) {
+        guessed = true;
+        previous = undefined;
       } else {
         const { Item } = await this.#doc.send(new GetCommand({ TableName: this.#table, Key: { pk: keys.pk }, ConsistentRead: true }));
         // An item without `version` is not this layout's (or nothing at all): start afresh.
@@ -270,7 +287,8 @@ export class KubeEventRecorder implements EventRecorder {
       } catch (error) {
         this.#written.delete(keys.pk);
         if (!isConditionFailure(error)) throw error;
-        if (attempt >= MAX_ATTEMPTS) throw new Error(`event state ${keys.pk} changed under ${MAX_ATTEMPTS} attempts in a row; event dropped`, { cause: error });
+        // A refused guess is not a race lost: it does not count against the attempts.
+        if (attempt - (guessed ? 1 : 0) >= MAX_ATTEMPTS) throw new Error(`event state ${keys.pk} changed under ${MAX_ATTEMPTS} attempts in a row; event dropped`, { cause: error });
         await sleep(Math.random() * 5 * attempt);
       }
     }

@@ -330,4 +330,28 @@ describe('KubeEventRecorder state: one item per (source, object), two requests p
     const list = await eventsOf('crashy');
     assert.deepEqual(list.map((e) => [e.metadata?.name, e.count]), [[stored.name, 2]]);
   });
+  test('(5) a claim created in the last minute: its first event goes without a read; if another container wrote its item, the refused write reads and the count goes on', async () => {
+    const young = (name: string): InvolvedObject => {
+      const claim = claimNamed(name);
+      return { ...claim, metadata: { ...claim.metadata, creationTimestamp: new Date(clock - 5_000).toISOString() } };
+    };
+    const counted = counting(db.doc);
+    clock += 1000;
+    await recorder(counted.doc).event(young('fresh'), 'Normal', 'Provisioning', 'provisioning "default/fresh"');
+    assert.deepEqual(counted.take(), { PutCommand: 1 }, 'no read for a new object');
+    assert.deepEqual((await eventsOf('fresh')).map((e) => e.count), [1]);
+
+    // Another container recorded the same event first: this one's guess is refused, it reads, and dedups.
+    clock += 1000;
+    await recorder(db.doc).event(young('shared'), 'Normal', 'Provisioning', 'provisioning "default/shared"');
+    clock += 1000;
+    await recorder(counted.doc).event(young('shared'), 'Normal', 'Provisioning', 'provisioning "default/shared"');
+    assert.deepEqual(counted.take(), { PutCommand: 2, GetCommand: 1 }, 'a refused guess costs a write and a read');
+    assert.deepEqual((await eventsOf('shared')).map((e) => e.count), [2]);
+
+    // An object older than a minute is read first, as before.
+    const old = claimNamed('old');
+    await recorder(counted.doc).event({ ...old, metadata: { ...old.metadata, creationTimestamp: new Date(clock - 120_000).toISOString() } }, 'Normal', 'Provisioning', 'x');
+    assert.deepEqual(counted.take(), { GetCommand: 1, PutCommand: 1 });
+  });
 });
