@@ -19,7 +19,9 @@
  *   order, once they and everything before them are published; `onProgress` is then called with their
  *   markers (the forwarder saves its bookmark there), so a bookmark never runs ahead of what the topic
  *   accepted. Markers are reported beside the publish loop, one call at a time, consecutive markers of a
- *   kind coalesced: a bookmark write never holds up the next batch.
+ *   kind coalesced: a bookmark write never holds up the next batch. Plain bookmarks are reported at most
+ *   every `progressIntervalMs` (a restart replays at most that much, and the FIFO deduplication drops the
+ *   replays); a completed LIST, flush() and stop() report at once.
  *
  * @example
  * const publisher = new EventPublisher({ sns, topicArn, metrics, onProgress: async (p) => save(p) });
@@ -69,6 +71,11 @@ export interface PublisherOptions {
   maxInFlight?: number;
   /** A last look at each batch's events before it is sent (review.ts): retag or drop; a failure sends them as they are. */
   review?: EventReview;
+  /**
+   * Bookmarks are reported at most this often, ms (default 1000): a watch streaming events saves its
+   * bookmark once a second, not once per batch. A completed LIST, flush() and stop() report at once.
+   */
+  progressIntervalMs?: number;
 }
 
 /** The JSON body of an event, without its object when that would exceed the SNS size limit. */
@@ -123,6 +130,10 @@ export class EventPublisher {
   /** Items out of the queue whose progress is not yet reported, and the report under way. */
   #retired: PublishItem[] = [];
   #reporting: Promise<void> | undefined;
+  /** When progress was last reported; flush() and stop() waiting for it (they cut the interval short). */
+  #lastReport = 0;
+  #urgent = 0;
+  #wakeReporter: (() => void) | undefined;
   /** discard() was called: nothing retired afterwards may move a bookmark (items before it were dropped). */
   #discarded = false;
   /** The last publish attempt failed and none has succeeded since. */
@@ -172,8 +183,14 @@ export class EventPublisher {
    */
   async flush(signal?: AbortSignal): Promise<void> {
     const target = this.#enqueued;
-    while (this.#finished < target && !this.#abort.signal.aborted && !signal?.aborted) {
-      await this.#waitOn(this.#progressWaiters, signal);
+    this.#urgent++;
+    this.#wakeReporter?.();
+    try {
+      while (this.#finished < target && !this.#abort.signal.aborted && !signal?.aborted) {
+        await this.#waitOn(this.#progressWaiters, signal);
+      }
+    } finally {
+      this.#urgent--;
     }
   }
 
@@ -220,6 +237,8 @@ export class EventPublisher {
     this.#release(this.#spaceWaiters);
     this.#release(this.#progressWaiters);
     await this.#loop;
+    this.#urgent++;
+    this.#wakeReporter?.();
     await this.#reporting;
   }
 
@@ -288,7 +307,26 @@ export class EventPublisher {
     await Promise.resolve();
     while (this.#retired.length > 0) {
       const items = this.#retired.splice(0);
-      if (!this.#discarded) await this.#reportProgress(items);
+      if (!this.#discarded && items.some((item) => item.progress)) {
+        // Plain bookmarks wait out the interval (more arrive meanwhile and are coalesced with them).
+        const wait = this.#lastReport + (this.#options.progressIntervalMs ?? 1000) - Date.now();
+        if (wait > 0 && this.#urgent === 0 && !items.some((item) => item.progress?.listComplete)) {
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(done, wait);
+            this.#wakeReporter = done;
+            function done() {
+              clearTimeout(timer);
+              resolve();
+            }
+          });
+          this.#wakeReporter = undefined;
+          items.push(...this.#retired.splice(0));
+        }
+        if (!this.#discarded) {
+          await this.#reportProgress(items);
+          this.#lastReport = Date.now();
+        }
+      }
       this.#finished += items.length;
       this.#release(this.#progressWaiters);
     }

@@ -211,6 +211,36 @@ describe('EventPublisher against fauxqs', () => {
     assert.ok(received.includes('x-a@3001') && !received.includes('x-a@3002'));
   });
 
+  it('saves bookmarks at most once per interval while events stream, and at once on flush', async () => {
+    const saved: Array<{ rv: number; at: number }> = [];
+    const publisher = new EventPublisher({
+      sns: messaging.sns,
+      topicArn: messaging.topicArn,
+      metrics: new ForwarderMetrics(),
+      progressIntervalMs: 400,
+      onProgress: async (p) => void saved.push({ rv: Number(p.rv), at: performance.now() }),
+    });
+    publisher.start();
+    const started = performance.now();
+    let rv = 4000;
+    // 40 events over ~800 ms, each followed by its bookmark.
+    for (let i = 0; i < 40; i++) {
+      await publisher.enqueue({ event: event(`s-${i % 5}`, ++rv), progress: { kind: 'Node', rv: String(rv) } });
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const streamed = performance.now() - started;
+    const beforeFlush = saved.length;
+    await publisher.flush();
+    await publisher.stop();
+    assert.ok(beforeFlush <= Math.ceil(streamed / 400) + 1, `${beforeFlush} bookmark saves in ${Math.round(streamed)} ms at one per 400 ms`);
+    assert.ok(beforeFlush >= 1, 'bookmarks are saved while the stream goes on');
+    assert.equal(saved.at(-1)!.rv, rv, 'flush saved the last bookmark at once');
+    const rvs = saved.map((p) => p.rv);
+    assert.deepEqual(rvs, [...rvs].sort((x, y) => x - y));
+    const collector = new QueueCollector(messaging);
+    await collector.until(() => collector.received['label-sync'].filter((e) => e.key.startsWith('s-')).length === 40, 20_000, 'all 40');
+  });
+
   it('omits the object of a message over the SNS size limit', async () => {
     const publisher = new EventPublisher({ sns: messaging.sns, topicArn: messaging.topicArn, metrics: new ForwarderMetrics(), onError: (e) => console.error('ERR', (e as Error).message) });
     publisher.start();
