@@ -290,18 +290,25 @@ export class ObjectCache {
           ConditionExpression: claim ? `${FORWARD_ONLY} OR (#rv = :rv AND attribute_not_exists(#writer) AND #deleted <> :true)` : FORWARD_ONLY,
           ExpressionAttributeNames: { '#rv': 'rv', '#deleted': 'deleted', '#expiresAt': 'expiresAt', ...(claim ? { '#writer': 'writer' } : {}) },
           ExpressionAttributeValues: { ':rv': rv, ':true': true, ':nowSeconds': Math.floor(this.#now() / 1000) },
+          ...(classify ? { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } : {}),
         }),
       );
       return { result: 'written' };
     } catch (err) {
       if (!isConditionFailure(err)) throw err;
+      if (!classify) return { result: 'stale' };
+      // DynamoDB hands back the entry that won (in wire form: the document client does not convert errors).
+      const won = (err as { Item?: Record<string, { N?: string; S?: string }> }).Item;
+      if (won?.rv?.N !== undefined) return classified(Number(won.rv.N), won.writer?.S);
     }
-    if (!classify) return { result: 'stale' };
-    // dynalite ignores ReturnValuesOnConditionCheckFailure, so read what won.
+    // dynalite ignores ReturnValuesOnConditionCheckFailure: read what won.
     const current = await this.#doc.send(new GetCommand({ TableName: this.table, Key: { pk, sk: key }, ConsistentRead: true }));
-    if (Number(current.Item?.rv) !== rv) return { result: 'stale' };
-    const writer = current.Item?.writer;
-    return typeof writer === 'string' && writer ? { result: 'unchanged', writer } : { result: 'unchanged' };
+    return classified(Number(current.Item?.rv), current.Item?.writer);
+
+    function classified(wonRv: number, writer: unknown): CachePutOutcome {
+      if (wonRv !== rv) return { result: 'stale' };
+      return typeof writer === 'string' && writer ? { result: 'unchanged', writer } : { result: 'unchanged' };
+    }
   }
 
   async *#query(input: QueryCommandInput): AsyncIterable<Record<string, any>> {

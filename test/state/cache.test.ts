@@ -153,3 +153,40 @@ describe('ObjectCache against dynalite', () => {
     assert.deepEqual(await collect(cache.queryIndex(VOLUME_MATCH_INDEX, volumeMatchPk('c7', '', ['ReadWriteOnce']))), [], 'a tombstone carries no index attribute');
   });
 });
+
+describe('ObjectCache on DynamoDB proper: the entry that won comes with the refused write', () => {
+  // dynalite ignores ReturnValuesOnConditionCheckFailure, so this one case is a stand-in of our own: a
+  // client that refuses every PutItem as DynamoDB does when asked for ALL_OLD, and counts what it is sent.
+  const refusing = (won: Record<string, { N?: string; S?: string }> | undefined) => {
+    const sent: string[] = [];
+    const inputs: Array<Record<string, unknown>> = [];
+    const doc = {
+      send: async (command: { constructor: { name: string }; input: Record<string, unknown> }) => {
+        sent.push(command.constructor.name);
+        inputs.push(command.input);
+        if (command.constructor.name === 'PutCommand') {
+          throw Object.assign(new Error('The conditional request failed'), { name: 'ConditionalCheckFailedException', ...(won ? { Item: won } : {}) });
+        }
+        return { Item: { rv: 7, writer: 'provisioner' } };
+      },
+    };
+    return { cache: new ObjectCache(doc as never, 'cache', { indexer: indexAttributes }), sent, inputs };
+  };
+  const object = { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pv-won', uid: 'u', resourceVersion: '7' }, spec: {} };
+
+  it('classifies from the returned entry without a read', async () => {
+    const same = refusing({ rv: { N: '7' }, writer: { S: 'binder' } });
+    assert.deepEqual(await same.cache.putDetailed('c1', 'PersistentVolume', object), { result: 'unchanged', writer: 'binder' });
+    assert.deepEqual(same.sent, ['PutCommand']);
+    assert.equal(same.inputs[0].ReturnValuesOnConditionCheckFailure, 'ALL_OLD');
+    const newer = refusing({ rv: { N: '9' } });
+    assert.deepEqual(await newer.cache.putDetailed('c1', 'PersistentVolume', object), { result: 'stale' });
+    assert.deepEqual(newer.sent, ['PutCommand']);
+  });
+
+  it('reads what won when the refusal carries no entry (dynalite, or an older endpoint)', async () => {
+    const bare = refusing(undefined);
+    assert.deepEqual(await bare.cache.putDetailed('c1', 'PersistentVolume', object), { result: 'unchanged', writer: 'provisioner' });
+    assert.deepEqual(bare.sent, ['PutCommand', 'GetCommand']);
+  });
+});
