@@ -8,6 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { AnnBetaStorageProvisioner, AnnDynamicallyProvisioned, AnnMigratedTo, AnnStorageProvisioner } from '../kube/annotations.ts';
 
 export const MESSAGE_VERSION = 1;
 
@@ -71,7 +72,27 @@ export function messageAttributes(event: ClusterEvent): Record<string, { DataTyp
     type: { DataType: 'String', StringValue: event.type },
     writer: { DataType: 'String', StringValue: event.writer ?? NO_WRITER },
     ...(isBoundClaim(event) ? { boundClaim: { DataType: 'String' as const, StringValue: 'true' } } : {}),
+    ...(isUnprovisioned(event) ? { unprovisioned: { DataType: 'String' as const, StringValue: 'true' } } : {}),
   };
+}
+
+/**
+ * A change of a claim no external provisioner was asked for (no `volume.kubernetes.io/storage-provisioner`
+ * or beta annotation), or of a volume no provisioner can own (no `pv.kubernetes.io/provisioned-by`, no
+ * `pv.kubernetes.io/migrated-to`, not CSI): a provisioner has nothing to do for it (upstream's
+ * `shouldProvision` needs the annotation; `shouldDelete` needs a provisioner's name on the volume), so its
+ * subscription leaves these out (`unprovisioned`) — every static bind then costs the provisioner nothing.
+ * Deletions, and messages without their object (too large), are never marked and go everywhere.
+ */
+export function isUnprovisioned(event: ClusterEvent): boolean {
+  if (event.type !== 'ADDED' && event.type !== 'MODIFIED' && event.type !== 'SYNC') return false;
+  const object = event.object as { metadata?: { annotations?: Record<string, unknown> }; spec?: { csi?: unknown } } | undefined;
+  if (!object?.metadata) return false;
+  const annotations = object.metadata.annotations ?? {};
+  const has = (key: string) => Object.hasOwn(annotations, key);
+  if (event.kind === 'PersistentVolumeClaim') return !has(AnnStorageProvisioner) && !has(AnnBetaStorageProvisioner);
+  if (event.kind === 'PersistentVolume') return !has(AnnDynamicallyProvisioned) && !has(AnnMigratedTo) && !object.spec?.csi;
+  return false;
 }
 
 /**

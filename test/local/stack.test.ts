@@ -38,7 +38,7 @@ describe('local stack', () => {
   // slow enough that the next receive (other message groups) starts while a batch is still running
   const recorder = new EventRecorder({ delayMs: 200 });
   const extra: SqsEventSource[] = [];
-  const truth: { kind: string; key: string; rv: string; boundClaim: boolean }[] = [];
+  const truth: { kind: string; key: string; rv: string; boundClaim: boolean; unprovisioned: boolean }[] = [];
   let unsubscribe: (() => void) | undefined;
   const stateDir = join(process.env.TMPDIR ?? '/tmp', `claimflow-stack-test-${process.pid}`);
 
@@ -58,7 +58,13 @@ describe('local stack', () => {
       if (!kind) return;
       if (kind === 'Service' && !meta.labels?.[VOLUME_LABEL]) return;
       const boundClaim = kind === 'PersistentVolumeClaim' && (event.object as { status?: { phase?: string } }).status?.phase === 'Bound' && event.type !== 'DELETED';
-      truth.push({ kind, key: meta.namespace ? `${meta.namespace}/${meta.name}` : meta.name!, rv: meta.resourceVersion!, boundClaim });
+      // No provisioner asked for (claim) or able to own it (volume): the provisioner's filter leaves it out.
+      const annotations = meta.annotations ?? {};
+      const unprovisioned =
+        event.type !== 'DELETED' &&
+        ((kind === 'PersistentVolumeClaim' && !('volume.kubernetes.io/storage-provisioner' in annotations) && !('volume.beta.kubernetes.io/storage-provisioner' in annotations)) ||
+          (kind === 'PersistentVolume' && !('pv.kubernetes.io/provisioned-by' in annotations) && !('pv.kubernetes.io/migrated-to' in annotations) && !(event.object as { spec?: { csi?: unknown } }).spec?.csi));
+      truth.push({ kind, key: meta.namespace ? `${meta.namespace}/${meta.name}` : meta.name!, rv: meta.resourceVersion!, boundClaim, unprovisioned });
     });
   });
 
@@ -101,17 +107,19 @@ describe('local stack', () => {
       metadata: { name: 'gold' },
       provisioner: 'example.com/p',
     });
+    // Even-numbered volumes were provisioned and even-numbered claims handed to a provisioner; the others
+    // are static, which the provisioner's filter leaves out.
     for (let i = 0; i < 6; i++) {
       store.create('/persistentvolumes', {
         apiVersion: 'v1',
         kind: 'PersistentVolume',
-        metadata: { name: `pv-${i}` },
+        metadata: { name: `pv-${i}`, ...(i % 2 === 0 ? { annotations: { 'pv.kubernetes.io/provisioned-by': 'example.com/p' } } : {}) },
         spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], storageClassName: 'gold', hostPath: { path: `/tmp/pv-${i}` } },
       });
       store.create('/persistentvolumeclaims', {
         apiVersion: 'v1',
         kind: 'PersistentVolumeClaim',
-        metadata: { name: `claim-${i}`, namespace: 'default' },
+        metadata: { name: `claim-${i}`, namespace: 'default', ...(i % 2 === 0 ? { annotations: { 'volume.kubernetes.io/storage-provisioner': 'example.com/p' } } : {}) },
         spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'gold', resources: { requests: { storage: '1Gi' } } },
       });
       store.create('/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: `node-${i}` } });
@@ -145,7 +153,7 @@ describe('local stack', () => {
       store.update('/persistentvolumeclaims', { ...bound, metadata: { ...bound.metadata, labels: { after: 'bound' } } });
     }
 
-    const expectedFor = (consumer: string) => truth.filter((t) => ADMITS[consumer].includes(t.kind) && !(consumer === 'provisioner' && t.boundClaim));
+    const expectedFor = (consumer: string) => truth.filter((t) => ADMITS[consumer].includes(t.kind) && !(consumer === 'provisioner' && (t.boundClaim || t.unprovisioned)));
     const id = (e: { kind: string; key: string; rv?: string; resourceVersion?: string }) => `${e.kind}|${e.key}|${e.rv ?? e.resourceVersion}`;
     await eventually(
       () => Object.keys(ADMITS).every((c) => recorder.events(c).length >= expectedFor(c).length),
@@ -166,6 +174,8 @@ describe('local stack', () => {
     }
     assert.ok(truth.some((t) => t.kind === 'Service') && truth.some((t) => t.kind === 'VolumeAttachment'));
     assert.equal(truth.filter((t) => t.boundClaim).length, 4, 'two claims, each Bound and then relabelled');
+    const provisioned = recorder.events('provisioner').filter((e) => e.kind === 'PersistentVolume' || e.kind === 'PersistentVolumeClaim');
+    assert.ok(provisioned.length >= 6 && truth.filter((t) => t.unprovisioned).length >= 12, 'both sides of the unprovisioned filter were exercised');
     assert.equal(recorder.events('binder').filter((e) => e.kind === 'PersistentVolumeClaim' && truth.some((t) => t.boundClaim && t.key === e.key && t.rv === e.resourceVersion)).length, 4, 'the binder still gets them');
     assert.ok(recorder.maxInFlight('binder') >= 2, `binder ran ${recorder.maxInFlight('binder')} invocations at once`);
     assert.equal(stack.eventSources.binder.stats.fifoOrderViolations, 0);

@@ -85,7 +85,8 @@ describe('serverless.yml → CloudFormation', () => {
         ? {
             kind: FILTERS[queue],
             // the provisioner has nothing to do for a claim already Bound (lib/runtime/message.ts isBoundClaim)
-            ...(queue === 'ProvisionerQueue' ? { boundClaim: [{ exists: false }] } : {}),
+            // nor for a static claim or volume (isUnprovisioned)
+            ...(queue === 'ProvisionerQueue' ? { boundClaim: [{ exists: false }], unprovisioned: [{ exists: false }] } : {}),
             $or: [{ writer: [{ exists: false }] }, { writer: [{ 'anything-but': [writer] }] }],
           }
         : { kind: FILTERS[queue] };

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isBoundClaim, messageAttributes, messageDeduplicationId, MESSAGE_VERSION, type ClusterEvent } from '../../../lib/runtime/message.ts';
+import { isBoundClaim, isUnprovisioned, messageAttributes, messageDeduplicationId, MESSAGE_VERSION, type ClusterEvent } from '../../../lib/runtime/message.ts';
 
 const event = (partial: Partial<ClusterEvent>): ClusterEvent => ({
   v: MESSAGE_VERSION,
@@ -61,6 +61,39 @@ describe('boundClaim: the provisioner\u2019s subscription leaves out changes of 
     test(name, () => {
       assert.equal(isBoundClaim(e), bound);
       assert.equal(messageAttributes(e).boundClaim?.StringValue, bound ? 'true' : undefined);
+    });
+  }
+});
+
+describe('unprovisioned: the provisioner\u2019s subscription leaves out static claims and volumes', () => {
+  const claim = (annotations?: Record<string, string>) => ({ metadata: { name: 'c', namespace: 'ns', ...(annotations ? { annotations } : {}) }, spec: {} });
+  const volume = (annotations?: Record<string, string>, csi = false) => ({
+    metadata: { name: 'pv-1', ...(annotations ? { annotations } : {}) },
+    spec: csi ? { csi: { driver: 'csi.storageos.com', volumeHandle: 'v' } } : { hostPath: { path: '/x' } },
+  });
+  const pvc = (partial: Partial<ClusterEvent>) => event({ kind: 'PersistentVolumeClaim', key: 'ns/c', ...partial });
+  const pv = (partial: Partial<ClusterEvent>) => event({ kind: 'PersistentVolume', key: 'pv-1', ...partial });
+  const table: Array<[string, ClusterEvent, boolean]> = [
+    ['a claim no provisioner was asked for', pvc({ object: claim() }), true],
+    ['... added, or seen on a relist', pvc({ type: 'ADDED', object: claim({ other: 'x' }) }), true],
+    ['... on a relist', pvc({ type: 'SYNC', object: claim() }), true],
+    ['a claim handed to a provisioner', pvc({ object: claim({ 'volume.kubernetes.io/storage-provisioner': 'storageos' }) }), false],
+    ['... by the beta annotation', pvc({ object: claim({ 'volume.beta.kubernetes.io/storage-provisioner': 'storageos' }) }), false],
+    ['... even an empty one (the provisioner decides)', pvc({ object: claim({ 'volume.kubernetes.io/storage-provisioner': '' }) }), false],
+    ['a static claim deleted', pvc({ type: 'DELETED', object: claim() }), false],
+    ['a requeue', pvc({ type: 'REQUEUE', object: claim() }), false],
+    ['a claim message without its object (too large)', pvc({}), false],
+    ['a static volume', pv({ object: volume() }), true],
+    ['a provisioned volume', pv({ object: volume({ 'pv.kubernetes.io/provisioned-by': 'storageos' }) }), false],
+    ['a migrated volume', pv({ object: volume({ 'pv.kubernetes.io/migrated-to': 'csi.storageos.com' }) }), false],
+    ['a static CSI volume (its driver may be ours)', pv({ object: volume(undefined, true) }), false],
+    ['a static volume deleted', pv({ type: 'DELETED', object: volume() }), false],
+    ['a StorageClass', event({ kind: 'StorageClass', key: 'fast', object: { metadata: { name: 'fast' } } }), false],
+  ];
+  for (const [name, e, unprovisioned] of table) {
+    test(name, () => {
+      assert.equal(isUnprovisioned(e), unprovisioned);
+      assert.equal(messageAttributes(e).unprovisioned?.StringValue, unprovisioned ? 'true' : undefined);
     });
   }
 });
