@@ -12,9 +12,8 @@
  *   coalescing: a newer cached version does not drop an older event).
  * A failed read changes nothing: the events go out as they are (at worst a controller sees its own write).
  */
-import { BatchGetCommand, type BatchGetCommandOutput } from '@aws-sdk/lib-dynamodb';
 import type { ClusterEvent } from '../runtime/message.ts';
-import type { DocumentClient } from '../state/client.ts';
+import { batchGetItems, type DocumentClient } from '../state/client.ts';
 import { ObjectCache } from '../state/cache.ts';
 
 /** Kinds controllers write back to the cache. */
@@ -46,18 +45,12 @@ export function createEventReview(options: EventReviewOptions): EventReview {
       const key = ObjectCache.itemKey(event.cluster, event.kind, event.key);
       keys.set(`${key.pk}\u0000${key.sk}`, key);
     }
-    const entries = new Map<string, Record<string, unknown>>();
-    const projection = {
-      ConsistentRead: true,
-      ProjectionExpression: 'pk, sk, #rv, #writer',
-      ExpressionAttributeNames: { '#rv': 'rv', '#writer': 'writer' },
-    };
-    let pendingKeys: Array<Record<string, unknown>> = [...keys.values()];
-    for (let round = 0; pendingKeys.length > 0 && round < 3; round++) {
-      const out: BatchGetCommandOutput = await options.doc.send(new BatchGetCommand({ RequestItems: { [options.table]: { Keys: pendingKeys, ...projection } } }));
-      for (const item of out.Responses?.[options.table] ?? []) entries.set(`${item.pk}\u0000${item.sk}`, item);
-      pendingKeys = out.UnprocessedKeys?.[options.table]?.Keys ?? [];
-    }
+    const { items } = await batchGetItems(options.doc, options.table, [...keys.values()], {
+      consistentRead: true,
+      projection: 'pk, sk, #rv, #writer',
+      names: { '#rv': 'rv', '#writer': 'writer' },
+    });
+    const entries = new Map(items.map((item) => [`${item.pk}\u0000${item.sk}`, item]));
     return events.map((event) => {
       if (!reviewable(event)) return event;
       const key = ObjectCache.itemKey(event.cluster, event.kind, event.key);

@@ -14,9 +14,9 @@
  * await sync.saveBookmark('c1', 'PersistentVolume', '4800'); // true: moved forward
  * (await sync.getSync('c1', 'PersistentVolume'))?.listComplete; // true
  */
-import { BatchGetCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { parseResourceVersion } from './cache.ts';
-import type { DocumentClient } from './client.ts';
+import { batchGetItems, type DocumentClient } from './client.ts';
 import { syncPk } from './schema.ts';
 
 export interface SyncState {
@@ -59,17 +59,9 @@ export class SyncMarkers {
    */
   async isListComplete(cluster: string, kinds: readonly string[]): Promise<boolean> {
     if (kinds.length === 0) return true;
-    const complete = new Set<string>();
-    let keys: Array<Record<string, unknown>> = [...new Set(kinds)].map((kind) => ({ pk: syncPk(cluster, kind) }));
-    for (let round = 0; keys.length > 0 && round < 3; round++) {
-      const out = await this.#doc.send(
-        new BatchGetCommand({
-          RequestItems: { [this.table]: { Keys: keys, ConsistentRead: true, ProjectionExpression: 'pk, listComplete' } },
-        }),
-      );
-      for (const item of out.Responses?.[this.table] ?? []) if (item.listComplete === true) complete.add(String(item.pk));
-      keys = out.UnprocessedKeys?.[this.table]?.Keys ?? [];
-    }
+    const keys = [...new Set(kinds)].map((kind) => ({ pk: syncPk(cluster, kind) }));
+    const { items } = await batchGetItems(this.#doc, this.table, keys, { consistentRead: true, projection: 'pk, listComplete' });
+    const complete = new Set(items.filter((item) => item.listComplete === true).map((item) => String(item.pk)));
     return kinds.every((kind) => complete.has(syncPk(cluster, kind)));
   }
 
