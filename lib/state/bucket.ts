@@ -92,7 +92,7 @@ export interface ApiBudgetOptions {
   burst?: number;
   /** Most tokens reserved at once (default qps ÷ 10, between 1 and 20, at most the effective burst). */
   slice?: number;
-  /** How long after its time a reserved slot may still be used (default 250 ms). */
+  /** How long after its time a reserved slot may still be used (default: what half the burst pays for, `burst ÷ 2 ÷ qps − marginMs`, between 250 ms and 1 s; 650 ms at 20/30 and at 400/600). */
   sliceTtlMs?: number;
   /** Request latency allowed for when shrinking the burst (default 100 ms). */
   marginMs?: number;
@@ -138,8 +138,11 @@ export class ApiBudget {
     this.burst = options.burst ?? KCM_CLIENT_DEFAULTS.burst;
     this.#doc = options.doc;
     this.#table = options.table;
-    this.#sliceTtlMs = options.sliceTtlMs ?? 250;
-    this.effectiveBurst = Math.max(1, this.burst - (this.qps * (this.#sliceTtlMs + (options.marginMs ?? 100))) / 1000);
+    const marginMs = options.marginMs ?? 100;
+    // Reserved slots live as long as half the burst can pay for (250 ms to 1 s): under load a container's
+    // requests come slower than its slots, and a slot that lapses is budget nobody used.
+    this.#sliceTtlMs = options.sliceTtlMs ?? Math.min(1000, Math.max(250, (this.burst / 2 / this.qps) * 1000 - marginMs));
+    this.effectiveBurst = Math.max(1, this.burst - (this.qps * (this.#sliceTtlMs + marginMs)) / 1000);
     // A slice holds at most ~100 ms of the budget (2 tokens at 20 QPS, 20 at 200 QPS and above): slots a
     // container reserved and then did not need are lost to everyone, which a small budget cannot afford.
     this.#maxSlice = Math.max(1, Math.min(options.slice ?? Math.min(20, Math.floor(this.qps / 10)), Math.floor(this.effectiveBurst)));

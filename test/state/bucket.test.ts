@@ -134,6 +134,41 @@ describe('ApiBudget (shared token bucket in DynamoDB)', () => {
     assert.ok(writes <= 4, `${writes} bucket writes for 40 requests at 400 QPS`);
   });
 
+  test('slots outlive slow requests: half the burst pays for their life (650 ms at 20/30 and at 400/600)', async () => {
+    for (const budget of [{ qps: 20, burst: 30 }, { qps: 400, burst: 600 }]) {
+      const clock = simulatedClock();
+      const counted = counting(db.doc);
+      const bucket = new ApiBudget({ doc: counted.doc, table: db.tables.control, cluster: `slow-${budget.qps}`, ...budget, ...clock });
+      assert.equal(bucket.effectiveBurst, budget.burst / 2, 'burst − qps × (650 ms life + 100 ms margin)');
+      // One reconcile under load: a request every 300 ms. With 250-ms slots each one lapsed before use.
+      for (let i = 0; i < 8; i++) {
+        await bucket.take();
+        await clock.sleep(300);
+      }
+      const writes = counted.counts.UpdateCommand ?? 0;
+      assert.ok(writes <= 4, `${writes} bucket writes for 8 requests 300 ms apart at ${budget.qps} QPS`);
+    }
+  });
+
+  test('at the default slot life, late use still keeps every second within qps + burst', async () => {
+    const clock = simulatedClock();
+    const options = { doc: db.doc, table: db.tables.control, cluster: 'late-default', qps: 20, burst: 30, ...clock };
+    const arrivals: number[] = [];
+    const start = clock.now();
+    await Promise.all(
+      [0, 1, 2].map(async () => {
+        const budget = new ApiBudget(options);
+        for (let i = 0; i < 40; i++) {
+          await budget.take();
+          // The worst case: everything taken in the first 749 ms arrives 749 ms late (life + margin).
+          arrivals.push(clock.now() + (clock.now() - start < 749 ? 749 : 0));
+        }
+      }),
+    );
+    const most = mostInWindow(arrivals, 1000);
+    assert.ok(most <= 50, `${most} requests reached the server in one second (limit 50)`);
+  });
+
   test('waiting is exact: one sleep per slot due later, none polling', async () => {
     const clock = simulatedClock();
     const sleeps: number[] = [];
