@@ -301,7 +301,7 @@ export class ObjectCache {
       const won = (err as { Item?: Record<string, { N?: string; S?: string }> }).Item;
       if (won?.rv?.N !== undefined) return classified(Number(won.rv.N), won.writer?.S);
     }
-    // dynalite ignores ReturnValuesOnConditionCheckFailure: read what won.
+    // No entry with the refusal (an endpoint without ReturnValuesOnConditionCheckFailure): read what won.
     const current = await this.#doc.send(new GetCommand({ TableName: this.table, Key: { pk, sk: key }, ConsistentRead: true }));
     return classified(Number(current.Item?.rv), current.Item?.writer);
 

@@ -11,7 +11,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -28,12 +27,12 @@ import { belongsToCluster } from '../../infra/local/stack/cluster-state.ts';
 import { checkParams, knownParams, ParamError, parseParamArgs } from '../../infra/local/stack/params.ts';
 import { LOCAL_CREDENTIALS, startStack, StackStartError } from '../../infra/local/stack/stack.ts';
 import { compileTemplate } from '../../infra/local/stack/template.ts';
+import { createDynalite } from '../../infra/local/dynalite.ts';
 import { readWiring, type Wiring } from '../../infra/local/stack/wiring.ts';
 import { createDocumentClient, type DocumentClient } from '../../lib/state/client.ts';
 import { main } from '../../lib/ops/cli.ts';
 import { eventually, startTestStack, type Stack } from '../support/stack.ts';
 
-const require = createRequire(import.meta.url);
 const REGION = 'eu-west-1';
 const PARAMS = { kubeApiQps: '400', kubeApiBurst: '600' };
 
@@ -57,7 +56,7 @@ async function listen(server: Server): Promise<number> {
 
 async function startEndpoint(): Promise<Endpoint> {
   const fauxqs: FauxqsServer = await startFauxqs({ port: 0, logger: false, defaultRegion: REGION });
-  const dynalite = (require('dynalite') as (o: Record<string, number>) => Server)({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  const dynalite = createDynalite();
   const dynamoPort = await listen(dynalite);
   const router = createServer((req, res) => {
     const port = String(req.headers['x-amz-target'] ?? '').startsWith('DynamoDB_') ? dynamoPort : fauxqs.port;

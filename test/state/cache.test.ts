@@ -154,39 +154,52 @@ describe('ObjectCache against dynalite', () => {
   });
 });
 
-describe('ObjectCache on DynamoDB proper: the entry that won comes with the refused write', () => {
-  // dynalite ignores ReturnValuesOnConditionCheckFailure, so this one case is a stand-in of our own: a
-  // client that refuses every PutItem as DynamoDB does when asked for ALL_OLD, and counts what it is sent.
-  const refusing = (won: Record<string, { N?: string; S?: string }> | undefined) => {
+describe('ObjectCache: the entry that won comes with the refused write', () => {
+  let db: Dynalite;
+  before(async () => {
+    db = await startDynalite();
+  });
+  after(() => db.stop());
+  const object = { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pv-won', uid: 'u', resourceVersion: '7' }, spec: {} };
+
+  /** The cache over `doc`, with the names of the commands it sends and their inputs. */
+  const counting = (doc: { send: (command: never) => Promise<unknown> }) => {
     const sent: string[] = [];
     const inputs: Array<Record<string, unknown>> = [];
-    const doc = {
-      send: async (command: { constructor: { name: string }; input: Record<string, unknown> }) => {
+    const wrapped = {
+      send: (command: { constructor: { name: string }; input: Record<string, unknown> }) => {
         sent.push(command.constructor.name);
         inputs.push(command.input);
-        if (command.constructor.name === 'PutCommand') {
-          throw Object.assign(new Error('The conditional request failed'), { name: 'ConditionalCheckFailedException', ...(won ? { Item: won } : {}) });
-        }
+        return doc.send(command as never);
+      },
+    };
+    return { cache: new ObjectCache(wrapped as never, db.tables.cache, { indexer: indexAttributes }), sent, inputs };
+  };
+
+  it('classifies from the returned entry without a read (ReturnValuesOnConditionCheckFailure, as DynamoDB answers it)', async () => {
+    const writer = new ObjectCache(db.doc, db.tables.cache, { indexer: indexAttributes });
+    assert.equal(await writer.put('c1', 'PersistentVolume', object, { writer: 'binder' }), 'written');
+    const same = counting(db.doc);
+    assert.deepEqual(await same.cache.putDetailed('c1', 'PersistentVolume', object), { result: 'unchanged', writer: 'binder' });
+    assert.deepEqual(same.sent, ['PutCommand'], 'no GetItem after the refusal');
+    assert.equal(same.inputs[0].ReturnValuesOnConditionCheckFailure, 'ALL_OLD');
+    assert.equal(await writer.put('c1', 'PersistentVolume', { ...object, metadata: { ...object.metadata, resourceVersion: '9' } }), 'written');
+    const older = counting(db.doc);
+    assert.deepEqual(await older.cache.putDetailed('c1', 'PersistentVolume', object), { result: 'stale' });
+    assert.deepEqual(older.sent, ['PutCommand']);
+  });
+
+  it('reads what won when the refusal carries no entry (an endpoint without ReturnValuesOnConditionCheckFailure)', async () => {
+    const sent: string[] = [];
+    const doc = {
+      send: async (command: { constructor: { name: string } }) => {
+        sent.push(command.constructor.name);
+        if (command.constructor.name === 'PutCommand') throw Object.assign(new Error('The conditional request failed'), { name: 'ConditionalCheckFailedException' });
         return { Item: { rv: 7, writer: 'provisioner' } };
       },
     };
-    return { cache: new ObjectCache(doc as never, 'cache', { indexer: indexAttributes }), sent, inputs };
-  };
-  const object = { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pv-won', uid: 'u', resourceVersion: '7' }, spec: {} };
-
-  it('classifies from the returned entry without a read', async () => {
-    const same = refusing({ rv: { N: '7' }, writer: { S: 'binder' } });
-    assert.deepEqual(await same.cache.putDetailed('c1', 'PersistentVolume', object), { result: 'unchanged', writer: 'binder' });
-    assert.deepEqual(same.sent, ['PutCommand']);
-    assert.equal(same.inputs[0].ReturnValuesOnConditionCheckFailure, 'ALL_OLD');
-    const newer = refusing({ rv: { N: '9' } });
-    assert.deepEqual(await newer.cache.putDetailed('c1', 'PersistentVolume', object), { result: 'stale' });
-    assert.deepEqual(newer.sent, ['PutCommand']);
-  });
-
-  it('reads what won when the refusal carries no entry (dynalite, or an older endpoint)', async () => {
-    const bare = refusing(undefined);
-    assert.deepEqual(await bare.cache.putDetailed('c1', 'PersistentVolume', object), { result: 'unchanged', writer: 'provisioner' });
-    assert.deepEqual(bare.sent, ['PutCommand', 'GetCommand']);
+    const bare = new ObjectCache(doc as never, 'cache', { indexer: indexAttributes });
+    assert.deepEqual(await bare.putDetailed('c1', 'PersistentVolume', object), { result: 'unchanged', writer: 'provisioner' });
+    assert.deepEqual(sent, ['PutCommand', 'GetCommand']);
   });
 });

@@ -7,7 +7,6 @@
  * after(() => db.stop());
  * await db.doc.send(new PutCommand({ TableName: db.tables.control, Item: { pk: 'x' } }));
  */
-import { createRequire } from 'node:module';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
@@ -15,9 +14,8 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createDocumentClient, type DocumentClient } from '../../lib/state/client.ts';
 import { createTables } from '../../lib/state/tables.ts';
 import type { TableNames } from '../../lib/state/schema.ts';
+import { listenDynalite } from '../../infra/local/dynalite.ts';
 
-const require = createRequire(import.meta.url);
-const dynalite = require('dynalite') as (options: { createTableMs?: number; deleteTableMs?: number; updateTableMs?: number }) => Server;
 
 /** Static credentials dynalite accepts (it checks the signature's shape, not its validity). */
 export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
@@ -47,11 +45,7 @@ export async function startDynalite(options: DynaliteOptions = {}): Promise<Dyna
   let server: Server | undefined;
   let endpoint = options.endpoint;
   if (endpoint === undefined) {
-    const started = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-    await new Promise<void>((resolve, reject) => {
-      started.once('error', reject);
-      started.listen(0, '127.0.0.1', () => resolve());
-    });
+    const started = await listenDynalite();
     server = started;
     endpoint = `http://127.0.0.1:${(started.address() as AddressInfo).port}`;
   }

@@ -6,13 +6,12 @@
  * const aws = await startAwsStandIns({ region: 'eu-west-1' });
  * const proxy = await startFaultProxy({ upstreams: aws.upstreams });
  */
-import { createRequire } from 'node:module';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startFauxqs, type FauxqsServer } from 'fauxqs';
 import type { AwsService } from './errors.ts';
+import { listenDynalite } from '../dynalite.ts';
 
-const require = createRequire(import.meta.url);
 
 export interface AwsStandIns {
   upstreams: Record<AwsService, string>;
@@ -23,12 +22,9 @@ export interface AwsStandIns {
 
 export async function startAwsStandIns(options: { region?: string } = {}): Promise<AwsStandIns> {
   const fauxqs = await startFauxqs({ port: 0, logger: false, defaultRegion: options.region ?? 'eu-west-1' });
-  const dynalite = (require('dynalite') as (o: Record<string, number>) => Server)({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  let dynalite: Server;
   try {
-    await new Promise<void>((ok, fail) => {
-      dynalite.once('error', fail);
-      dynalite.listen(0, '127.0.0.1', () => ok());
-    });
+    dynalite = await listenDynalite();
   } catch (error) {
     await fauxqs.stop();
     throw error;

@@ -12,10 +12,8 @@
  * // ... write to stack.kubeApi, watch the handler run ...
  * await stack.stop();
  */
-import { createRequire } from 'node:module';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -42,12 +40,11 @@ import { forgetCluster } from './cluster-state.ts';
 import { checkParams, knownParams, ParamError } from './params.ts';
 import { Scheduler, type ScheduledTarget } from './schedule.ts';
 import { seedLocalCluster } from './local-cluster.ts';
+import { listenDynalite } from '../dynalite.ts';
 import { applyShippedRbac, forwarderServiceAccount, manifestsDir, planIdentities, requestServiceAccountToken, tokenKubeconfig, type IdentityPlan } from './identities.ts';
 import type { KubeObject } from '../kube-api/types.ts';
 import { compileTemplate, type CfnTemplate } from './template.ts';
 import { readWiring, type FunctionDef, type Wiring } from './wiring.ts';
-
-const require = createRequire(import.meta.url);
 
 /** Any async Lambda handler (SQS batches, scheduled events). */
 export type LambdaHandler = (event: any, context: Context) => Promise<any>;
@@ -233,16 +230,6 @@ export class StackStartError extends Error {
   }
 }
 
-async function startDynalite(): Promise<Server> {
-  const dynalite = require('dynalite') as (o: { createTableMs?: number; deleteTableMs?: number; updateTableMs?: number }) => Server;
-  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-  await new Promise<void>((ok, fail) => {
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => ok());
-  });
-  return server;
-}
-
 /** Imports an optional module; undefined when the module itself is absent (not when it fails inside). */
 async function importOptional<T>(path: string): Promise<T | undefined> {
   if (!existsSync(path)) return undefined;
@@ -326,7 +313,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       fauxqs = q;
       onStop('fauxqs', () => q.stop());
       sqsEndpoint = `http://127.0.0.1:${q.port}`;
-      const dynalite = await startDynalite();
+      const dynalite = await listenDynalite();
       onStop(
         'dynalite',
         () =>
