@@ -32,7 +32,7 @@ import type { RuntimeContext } from '../runtime/handler.ts';
 import { RequeueSender } from '../resync/sender.ts';
 import { ObjectCache, type CachedObject } from '../state/cache.ts';
 import { indexAttributes } from '../kube/cache-index.ts';
-import { CLAIM_REF_INDEX, PENDING_CLAIM_INDEX, claimRefPk, pendingClaimPk } from '../state/schema.ts';
+import { CLAIM_REF_INDEX, PENDING_CLAIM_INDEX, VOLUME_MATCH_INDEX, claimRefPk, pendingClaimPk } from '../state/schema.ts';
 import { BinderApi } from './api.ts';
 import { applyActions } from './apply.ts';
 import { ANN_STORAGE_PROVISIONER, ClaimPhase, Reason, VolumePhase } from './constants.ts';
@@ -88,11 +88,17 @@ export function createBinderController(options: BinderControllerOptions = {}): C
     name: CONTROLLER_WRITER,
     kinds: ['PersistentVolumeClaim', 'PersistentVolume', 'StorageClass'],
     // A claim's class comes with the claim's own entry (the one Query for every class is left for claims
-    // with no class, which may need the default).
+    // with no class, which may need the default); an unbound claim's also with the list of match-index
+    // partitions that ever held a volume, so empty access-mode sets are not queried.
     prefetch(request) {
-      const claim = request.kind === 'PersistentVolumeClaim' ? (request.event.object as PersistentVolumeClaim | undefined) : undefined;
+      if (request.kind !== 'PersistentVolumeClaim') return {};
+      const claim = request.event.object as PersistentVolumeClaim | undefined;
       const className = claim?.metadata && claim.spec ? getPersistentVolumeClaimClass(claim) : '';
-      return className ? { cache: [{ kind: 'StorageClass', key: className }] } : {};
+      return {
+        ...(className ? { cache: [{ kind: 'StorageClass', key: className }] } : {}),
+        // a claim the message does not carry (a requeue) may be unbound too
+        ...(claim?.spec?.volumeName ? {} : { partitions: [VOLUME_MATCH_INDEX] }),
+      };
     },
     async reconcile(request, ctx): Promise<ReconcileResult> {
       const queueUrl = options.queueUrl ?? process.env[ENV.queueUrl.binder];
@@ -195,7 +201,14 @@ async function reconcileClaim(request: Pick<ReconcileRequest, 'key' | 'event' | 
   const claim = hit.object as unknown as PersistentVolumeClaim;
   const classes = prefetchedClasses(request, claim) ?? (await loadClasses(deps.cache, deps.cluster));
   outcome.stats.queries++;
-  const sources = { cluster: deps.cluster, cache: deps.cache, api: deps.api, matchPageSize: deps.matchPageSize };
+  const partitions = request.prefetched?.partitions?.get(VOLUME_MATCH_INDEX);
+  const sources = {
+    cluster: deps.cluster,
+    cache: deps.cache,
+    api: deps.api,
+    matchPageSize: deps.matchPageSize,
+    ...(partitions?.complete ? { matchPartitions: partitions.pks } : {}),
+  };
   const snapshot = await loadClaimSnapshot(sources, claim, classes, outcome.stats);
   let result = syncClaim(snapshot);
   if (result.actions.some((a) => a.action === 'event' && a.reason === Reason.WaitForFirstConsumer)) {

@@ -5,7 +5,9 @@
  *   set that contains the claim's modes (`<cluster>#<class>#<modes>`), read from the request's padded
  *   byte size upwards, smallest first, a few items at a time — plus `byClaimRef` for volumes pre-bound
  *   to the claim. Sets are read in the core's order (fewest modes first) and reading stops at the first
- *   set holding a match, so the core's decision over the candidates is its decision over all volumes;
+ *   set holding a match, so the core's decision over the candidates is its decision over all volumes.
+ *   Given the cluster's complete list of partitions that ever held a volume (`matchPartitions`, see
+ *   lib/state/cache.ts `IndexPartitions`), a set not in it is known empty and not queried;
  * - a volume's claim comes from the cache, with upstream's live GET fallback.
  *
  * @example
@@ -28,6 +30,11 @@ export interface SnapshotSources {
   api: BinderApi;
   /** Items read per match-index partition on the first try (then ×8, then all). Default 16. */
   matchPageSize?: number;
+  /**
+   * Every `byVolumeMatch` partition that ever held a volume, from a complete list: the others are empty and
+   * not queried. Absent: every access-mode set containing the claim's is queried.
+   */
+  matchPartitions?: ReadonlySet<string>;
 }
 
 /** Reads that one snapshot needed (for the bench: cost per bind). */
@@ -108,12 +115,18 @@ export async function loadClaimSnapshot(
   const candidates = [...prebound];
   const pageSize = sources.matchPageSize ?? 16;
   for (const set of supersetsOf(claim.spec.accessModes)) {
+    const partition = volumeMatchPk(cluster, className, set);
     const key = accessModesIndexKey(set);
     const preboundHere = prebound.filter((v) => accessModesIndexKey(v.spec.accessModes) === key);
+    // Within a set a volume pre-bound to the claim wins over every free one (upstream returns it as soon
+    // as it meets it): its set's free volumes cannot change the decision.
+    if (preboundHere.length > 0 && findMatchingVolume(claim, preboundHere, false)) break;
+    // No free volume was ever in this set.
+    if (sources.matchPartitions && !sources.matchPartitions.has(partition)) continue;
     let found = false;
     for (const limit of [pageSize, pageSize * 8, undefined]) {
       stats.queries++;
-      const page = await collect(cache.queryIndex(VOLUME_MATCH_INDEX, volumeMatchPk(cluster, className, set), { from, ...(limit ? { limit } : {}) }), stats);
+      const page = await collect(cache.queryIndex(VOLUME_MATCH_INDEX, partition, { from, ...(limit ? { limit } : {}) }), stats);
       const free = page.filter((v) => !v.spec.claimRef);
       if (findMatchingVolume(claim, [...preboundHere, ...free], false)) {
         candidates.push(...free);

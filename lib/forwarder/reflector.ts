@@ -123,7 +123,9 @@ export class Reflector {
           await this.#o.publisher.flush(signal);
           const state = await this.#o.sync.getSync(cluster, resource.kind);
           const bookmark = state?.rv ? parseResourceVersion(state.rv) : 0;
-          if (state?.listComplete && state.rv && !this.#synced) {
+          // A cache whose partition lists were never completed (written before they existed) is
+          // relisted once, so that readers can trust them.
+          if (state?.listComplete && state.rv && !this.#synced && (await this.#o.cache.partitionsComplete(cluster, resource.kind))) {
             rv = state.rv;
             this.#synced = true;
             logger.info('resuming watch from bookmark', { kind: resource.kind, resourceVersion: rv });
@@ -254,6 +256,8 @@ export class Reflector {
       await publisher.enqueue({ event: this.#event('DELETED', gone.object, list.resourceVersion), seenAt: Date.now() }, signal);
     }
     if (signal.aborted) return list.resourceVersion;
+    // Every listed object's index partitions are now in the cluster's partition lists (cache.ts).
+    await cache.completePartitions(cluster, resource.kind, list.items);
     await publisher.enqueue({ progress: { kind: resource.kind, rv: list.resourceVersion, listComplete: true } }, signal);
     if (signal.aborted) return list.resourceVersion;
     this.#synced = true;

@@ -20,10 +20,10 @@
  * await cache.put('c1', 'PersistentVolume', pv);           // 'unchanged'
  * const hit = await cache.get('c1', 'PersistentVolume', 'pv-1'); // { object, rv, uid, deleted: false }
  */
-import { GetCommand, PutCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { DocumentClient } from './client.ts';
-import { CACHE_INDEX_KEYS, type CacheIndexName, type CacheIndexer } from './indexes.ts';
-import { cachePk } from './schema.ts';
+import { CACHE_INDEX_KEYS, REGISTERED_INDEXES, type CacheIndexName, type CacheIndexer } from './indexes.ts';
+import { cachePk, partitionsKey } from './schema.ts';
 
 /** A Kubernetes object as JSON. */
 export type CacheableObject = {
@@ -56,6 +56,29 @@ export interface CachePutOptions {
   writer?: string;
   /** Default true: read the entry after a refused write to tell `unchanged` from `stale`. */
   classify?: boolean;
+}
+
+/**
+ * A cluster's partition list of one registered index (indexes.ts `REGISTERED_INDEXES`): the hash keys an
+ * entry was ever written with. `complete`: a LIST of the index's kind is in it, so a partition missing from
+ * `pks` never held an entry.
+ */
+export interface IndexPartitions {
+  complete: boolean;
+  pks: ReadonlySet<string>;
+}
+
+/**
+ * Partitions registered through each document client, by `<table>\0<hash key>` (the registration in
+ * flight, then settled). A container keeps one client, so a partition is registered once per container,
+ * not per write; a new client (a new local stack on fresh tables of the same names) starts over.
+ */
+const registeredPartitions = new WeakMap<DocumentClient, Map<string, Promise<void>>>();
+
+function registeredThrough(doc: DocumentClient): Map<string, Promise<void>> {
+  let registered = registeredPartitions.get(doc);
+  if (!registered) registeredPartitions.set(doc, (registered = new Map()));
+  return registered;
 }
 
 /** What a put did; `writer` names who wrote the version found already cached (`unchanged` only). */
@@ -188,6 +211,58 @@ export class ObjectCache {
     return { pk: cachePk(cluster, kind), sk: key };
   }
 
+  /** The table key of a cluster's partition list of `index` (for reads batched with others). */
+  static partitionsKey(cluster: string, index: string): { pk: string; sk: string } {
+    return partitionsKey(cluster, index);
+  }
+
+  /** A partition-list item read elsewhere; undefined when there is none. */
+  static partitionsOf(item: Record<string, any> | undefined): IndexPartitions | undefined {
+    if (!item) return undefined;
+    const pks = item.pks instanceof Set ? (item.pks as Set<string>) : new Set<string>();
+    return { complete: item.complete === true, pks };
+  }
+
+  /** The cluster's partition list of `index` (strongly consistent); undefined when there is none. */
+  async partitions(cluster: string, index: string): Promise<IndexPartitions | undefined> {
+    const out = await this.#doc.send(new GetCommand({ TableName: this.table, Key: partitionsKey(cluster, index), ConsistentRead: true }));
+    return ObjectCache.partitionsOf(out.Item);
+  }
+
+  /**
+   * After a complete LIST of `kind`: adds every listed object's partition of each registered index of that
+   * kind to the list and marks it complete (one UpdateItem per such index; none for other kinds).
+   */
+  async completePartitions(cluster: string, kind: string, objects: readonly CacheableObject[]): Promise<void> {
+    for (const { index } of REGISTERED_INDEXES.filter((r) => r.kind === kind)) {
+      if (!this.#indexer) throw new MissingIndexerError(this.table);
+      const hashKey = CACHE_INDEX_KEYS[index].hashKey;
+      const pks = new Set<string>();
+      for (const object of objects) {
+        const pk = (this.#indexer(cluster, kind, stripManagedFields(object)) as Record<string, unknown>)[hashKey];
+        if (typeof pk === 'string' && pk) pks.add(pk);
+      }
+      await this.#doc.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: partitionsKey(cluster, index),
+          UpdateExpression: pks.size > 0 ? 'SET complete = :true ADD pks :pks' : 'SET complete = :true',
+          ExpressionAttributeValues: pks.size > 0 ? { ':true': true, ':pks': pks } : { ':true': true },
+        }),
+      );
+      const registered = registeredThrough(this.#doc);
+      for (const pk of pks) registered.set(`${this.table}\u0000${pk}`, Promise.resolve());
+    }
+  }
+
+  /** True unless a registered index of `kind` has no complete partition list (then a LIST should run). */
+  async partitionsComplete(cluster: string, kind: string): Promise<boolean> {
+    for (const { index } of REGISTERED_INDEXES.filter((r) => r.kind === kind)) {
+      if (!(await this.partitions(cluster, index))?.complete) return false;
+    }
+    return true;
+  }
+
   /** An item read elsewhere as {@link get} would return it (expired tombstones are absent). */
   entryOf(item: Record<string, any> | undefined): CachedObject | undefined {
     return item ? this.#live(item) : undefined;
@@ -282,6 +357,7 @@ export class ObjectCache {
    */
   async #write(cluster: string, kind: string, key: string, rv: number, attributes: Record<string, unknown>, classify: boolean, claim = false): Promise<CachePutOutcome> {
     const pk = cachePk(cluster, kind);
+    await this.#registerPartitions(cluster, attributes);
     try {
       await this.#doc.send(
         new PutCommand({
@@ -308,6 +384,32 @@ export class ObjectCache {
     function classified(wonRv: number, writer: unknown): CachePutOutcome {
       if (wonRv !== rv) return { result: 'stale' };
       return typeof writer === 'string' && writer ? { result: 'unchanged', writer } : { result: 'unchanged' };
+    }
+  }
+
+  /** Puts the entry's partitions of registered indexes in their lists, before the entry can be seen there. */
+  async #registerPartitions(cluster: string, attributes: Record<string, unknown>): Promise<void> {
+    for (const { index } of REGISTERED_INDEXES) {
+      const pk = attributes[CACHE_INDEX_KEYS[index].hashKey];
+      if (typeof pk !== 'string' || !pk) continue;
+      const memo = `${this.table}\u0000${pk}`;
+      const partitions = registeredThrough(this.#doc);
+      let registered = partitions.get(memo);
+      if (!registered) {
+        registered = this.#doc
+          .send(
+            new UpdateCommand({
+              TableName: this.table,
+              Key: partitionsKey(cluster, index),
+              UpdateExpression: 'ADD pks :pks',
+              ExpressionAttributeValues: { ':pks': new Set([pk]) },
+            }),
+          )
+          .then(() => undefined);
+        partitions.set(memo, registered);
+        registered.catch(() => partitions.delete(memo));
+      }
+      await registered;
     }
   }
 

@@ -37,6 +37,15 @@ export const CACHE_INDEX_KEYS = {
 
 export type CacheIndexName = keyof typeof CACHE_INDEX_KEYS;
 
+/**
+ * Indexes whose partitions are registered: before an entry is written with such an index's hash key, the
+ * cache records that partition in the cluster's partition list (`<cluster>#partitions`, see `schema.ts`),
+ * and a completed LIST of `kind` marks the list complete. A reader with a complete list skips Queries of
+ * partitions that never held an entry: the binder's empty match Queries, eight per provisioned claim (one
+ * per access-mode set containing the claim's), become none.
+ */
+export const REGISTERED_INDEXES: ReadonlyArray<{ index: CacheIndexName; kind: string }> = [{ index: VOLUME_MATCH_INDEX, kind: 'PersistentVolume' }];
+
 /** The index attribute names, all of them: removed from an item when the object stops qualifying. */
 export const INDEX_ATTRIBUTES = ['matchPk', 'matchSk', 'claimRefPk', 'pendingPk', 'pendingSk', 'resyncPk'] as const;
 

@@ -9,7 +9,7 @@
  */
 import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import type { BackoffId, BackoffRecord, BackoffStore } from './backoff.ts';
-import { ObjectCache, type CachedObject } from './cache.ts';
+import { ObjectCache, type CachedObject, type IndexPartitions } from './cache.ts';
 import type { DocumentClient } from './client.ts';
 import { backoffPk, type TableNames } from './schema.ts';
 
@@ -26,11 +26,15 @@ export interface KeyStateExtra {
   cache?: ReadonlyArray<{ kind: string; key: string }>;
   /** Control-table items by `pk`. */
   control?: readonly string[];
+  /** The cluster's partition lists of these registered indexes (see cache.ts {@link IndexPartitions}). */
+  partitions?: readonly string[];
 }
 
 export interface PrefetchedItems {
   cache: Map<string, CachedObject | null>;
   control: Map<string, Record<string, unknown> | null>;
+  /** Partition lists by index (null: none stored). */
+  partitions?: Map<string, IndexPartitions | null>;
 }
 
 export interface KeyStateSources {
@@ -58,7 +62,8 @@ export async function readKeyState(sources: KeyStateSources, id: BackoffId, extr
   const extraCache = (extra.cache ?? []).filter((e) => e.kind && e.key).slice(0, MAX_EXTRA).map((e) => ({ name: prefetchKey(e.kind, e.key), key: ObjectCache.itemKey(id.cluster, e.kind, e.key) }));
   const extraControl = [...new Set(extra.control ?? [])].filter(Boolean).slice(0, MAX_EXTRA);
   const controlKeys = dedupe([backoffKey, ...extraControl.map((pk) => ({ pk }))]);
-  const cacheKeys = dedupe([cacheKey, ...extraCache.map((e) => e.key)]);
+  const extraPartitions = [...new Set(extra.partitions ?? [])].map((index) => ({ index, key: ObjectCache.partitionsKey(id.cluster, index) }));
+  const cacheKeys = dedupe([cacheKey, ...extraCache.map((e) => e.key), ...extraPartitions.map((e) => e.key)]);
   const found = new Map<string, Record<string, any>>();
   let request: Record<string, { Keys: Array<Record<string, string>>; ConsistentRead: boolean }> = {
     [tables.control]: { Keys: controlKeys, ConsistentRead: true },
@@ -82,6 +87,10 @@ export async function readKeyState(sources: KeyStateSources, id: BackoffId, extr
   const prefetched: PrefetchedItems = { cache: new Map(), control: new Map() };
   for (const e of extraCache) prefetched.cache.set(e.name, sources.cache.entryOf(found.get(itemId(tables.cache, e.key))) ?? null);
   for (const pk of extraControl) prefetched.control.set(pk, found.get(itemId(tables.control, { pk })) ?? null);
+  if (extraPartitions.length > 0) {
+    prefetched.partitions = new Map();
+    for (const e of extraPartitions) prefetched.partitions.set(e.index, ObjectCache.partitionsOf(found.get(itemId(tables.cache, e.key))) ?? null);
+  }
   return {
     backoff: found.get(itemId(tables.control, backoffKey)) as BackoffRecord | undefined,
     cached: sources.cache.entryOf(found.get(itemId(tables.cache, cacheKey))),

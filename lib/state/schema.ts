@@ -16,6 +16,11 @@
  * | `pendingPk`, `pendingSk` (S) | set only on unbound claims: index {@link PENDING_CLAIM_INDEX} |
  * | `resyncPk` (S) | set only on Pending claims and Released/Failed volumes: index {@link RESYNC_INDEX} |
  *
+ * One more item per cluster and registered index (indexes.ts `REGISTERED_INDEXES`): pk `<cluster>#partitions`,
+ * sk the index name; `pks` (SS) every hash key an entry was ever written with (added before the entry is
+ * written, never removed), `complete` (BOOL) set by the forwarder once a LIST of the index's kind put every
+ * listed object's partition in `pks`. Only a complete list tells that a partition missing from it is empty.
+ *
  * ## Control (`CONTROL_TABLE`) — runtime state
  * | `pk` (S, hash) | kind of record |
  * |---|---|
@@ -49,6 +54,8 @@ export function tableNames(env: NodeJS.ProcessEnv = process.env): TableNames {
 }
 
 export const cachePk = (cluster: string, kind: string): string => `${cluster}#${kind}`;
+/** Key of a cluster's partition list of one registered index (cache table). */
+export const partitionsKey = (cluster: string, index: string): { pk: string; sk: string } => ({ pk: `${cluster}#partitions`, sk: index });
 
 /** Capacity in bytes as a fixed-width decimal string so that string order is numeric order. */
 export const padBytes = (bytes: bigint): string => bytes.toString().padStart(24, '0');

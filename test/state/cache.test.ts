@@ -160,7 +160,8 @@ describe('ObjectCache: the entry that won comes with the refused write', () => {
     db = await startDynalite();
   });
   after(() => db.stop());
-  const object = { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pv-won', uid: 'u', resourceVersion: '7' }, spec: {} };
+  // Bound (a claimRef): in no registered index, so the commands counted are the entry's own.
+  const object = { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pv-won', uid: 'u', resourceVersion: '7' }, spec: { claimRef: { namespace: 'ns', name: 'c' } } };
 
   /** The cache over `doc`, with the names of the commands it sends and their inputs. */
   const counting = (doc: { send: (command: never) => Promise<unknown> }) => {
@@ -201,5 +202,71 @@ describe('ObjectCache: the entry that won comes with the refused write', () => {
     const bare = new ObjectCache(doc as never, 'cache', { indexer: indexAttributes });
     assert.deepEqual(await bare.putDetailed('c1', 'PersistentVolume', object), { result: 'unchanged', writer: 'provisioner' });
     assert.deepEqual(sent, ['PutCommand', 'GetCommand']);
+  });
+});
+
+describe('ObjectCache: partition lists of registered indexes', () => {
+  let db: Dynalite;
+  before(async () => {
+    db = await startDynalite();
+  });
+  after(() => db.stop());
+
+  /** A client that records each command's name (and refuses UpdateItem while `failUpdates`). */
+  const recording = () => {
+    const sent: string[] = [];
+    const state = { failUpdates: false };
+    const doc = {
+      send: (command: { constructor: { name: string } }) => {
+        sent.push(command.constructor.name);
+        if (state.failUpdates && command.constructor.name === 'UpdateCommand') return Promise.reject(Object.assign(new Error('throttled'), { name: 'ThrottlingException' }));
+        return (db.doc.send as (c: unknown) => Promise<unknown>)(command);
+      },
+    };
+    return { cache: new ObjectCache(doc as never, db.tables.cache, { indexer: indexAttributes }), sent, state };
+  };
+  const free = (name: string, className: string, modes: string[]) => ({
+    apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name, uid: `uid-${name}`, resourceVersion: '1' },
+    spec: { capacity: { storage: '1Gi' }, accessModes: modes, storageClassName: className }, status: { phase: 'Available' },
+  });
+
+  it('registers an entry’s partition before writing it, once per client', async () => {
+    const { cache, sent } = recording();
+    await cache.put('p1', PV, free('a', 'gold', ['ReadWriteOnce']));
+    assert.deepEqual(sent, ['UpdateCommand', 'PutCommand']);
+    await cache.put('p1', PV, free('b', 'gold', ['ReadWriteOnce']));
+    await cache.put('p1', PV, { ...free('bound', 'gold', ['ReadWriteOnce']), spec: { claimRef: { namespace: 'ns', name: 'c' } } });
+    assert.deepEqual(sent, ['UpdateCommand', 'PutCommand', 'PutCommand', 'PutCommand'], 'same partition, and a bound volume in none');
+    const list = await cache.partitions('p1', VOLUME_MATCH_INDEX);
+    assert.deepEqual(list, { complete: false, pks: new Set([volumeMatchPk('p1', 'gold', ['ReadWriteOnce'])]) });
+  });
+
+  it('a registration that fails writes nothing, and the next write registers again', async () => {
+    const { cache, sent, state } = recording();
+    state.failUpdates = true;
+    await assert.rejects(cache.put('p2', PV, free('a', 'silver', ['ReadWriteMany'])), /throttled/);
+    assert.deepEqual(sent, ['UpdateCommand'], 'no entry written into an unregistered partition');
+    assert.equal(await cache.get('p2', PV, 'a'), undefined);
+    state.failUpdates = false;
+    assert.equal(await cache.put('p2', PV, free('a', 'silver', ['ReadWriteMany'])), 'written');
+    assert.ok((await cache.partitions('p2', VOLUME_MATCH_INDEX))?.pks.has(volumeMatchPk('p2', 'silver', ['ReadWriteMany'])));
+  });
+
+  it('a complete LIST completes the list with every listed object’s partition; other kinds send nothing', async () => {
+    const { cache, sent } = recording();
+    assert.equal(await cache.partitionsComplete('p3', PV), false);
+    await cache.completePartitions('p3', PV, [free('x', 'gold', ['ReadOnlyMany']), free('y', '', ['ReadWriteOnce', 'ReadWriteMany']), { ...free('z', 'gold', ['ReadWriteOnce']), spec: { claimRef: { name: 'c' } } }]);
+    assert.deepEqual(await cache.partitions('p3', VOLUME_MATCH_INDEX), {
+      complete: true,
+      pks: new Set([volumeMatchPk('p3', 'gold', ['ReadOnlyMany']), volumeMatchPk('p3', '', ['ReadWriteMany', 'ReadWriteOnce'])]),
+    });
+    assert.equal(await cache.partitionsComplete('p3', PV), true);
+    sent.length = 0;
+    await cache.completePartitions('p3', PVC, []);
+    assert.equal(await cache.partitionsComplete('p3', PVC), true);
+    assert.deepEqual(sent, [], 'claims feed no registered index');
+    // An empty LIST still completes the list.
+    await cache.completePartitions('p4', PV, []);
+    assert.deepEqual(await cache.partitions('p4', VOLUME_MATCH_INDEX), { complete: true, pks: new Set() });
   });
 });
