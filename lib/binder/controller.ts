@@ -30,7 +30,7 @@ import { MESSAGE_VERSION, type ClusterEvent, type WatchedKind } from '../runtime
 import { ENV, type Controller, type ReconcileRequest, type ReconcileResult } from '../runtime/reconcile.ts';
 import type { RuntimeContext } from '../runtime/handler.ts';
 import { RequeueSender } from '../resync/sender.ts';
-import { ObjectCache, type CachedObject } from '../state/cache.ts';
+import { ObjectCache, cacheKey, type CachedObject } from '../state/cache.ts';
 import { indexAttributes } from '../kube/cache-index.ts';
 import { CLAIM_REF_INDEX, PENDING_CLAIM_INDEX, VOLUME_MATCH_INDEX, claimRefPk, pendingClaimPk } from '../state/schema.ts';
 import { BinderApi } from './api.ts';
@@ -293,7 +293,7 @@ async function reconcileVolume(request: Pick<ReconcileRequest, 'key' | 'event' |
   const snapshot = await loadVolumeSnapshot(sources, volume);
   const result = syncVolume(snapshot);
   outcome.result = result;
-  const written = await apply(result, deps, outcome);
+  const written = await apply(result, deps, outcome, { volume, ...(snapshot.claim ? { claim: snapshot.claim } : {}) });
   const latest = (written.filter((o) => o.metadata.name === volume.metadata.name).pop() as PersistentVolume | undefined) ?? volume;
   if (latest.status?.phase === VolumePhase.Available && !latest.spec.claimRef) {
     outcome.enqueued += await enqueuePendingClaims(latest, deps);
@@ -301,12 +301,26 @@ async function reconcileVolume(request: Pick<ReconcileRequest, 'key' | 'event' |
   return outcome;
 }
 
-/** Applies a sync result: writes (written back to the cache), events, requeues; throws the sync's error. */
-async function apply(result: SyncResult, deps: BinderDeps, outcome: BinderOutcome): Promise<Array<PersistentVolume | PersistentVolumeClaim>> {
+/**
+ * Applies a sync result: writes (written back to the cache), events, requeues; throws the sync's error.
+ * A requeue names the version of the object this reconcile last saw (`seen`, then what it wrote), read
+ * from the cache only for an object it did not see.
+ */
+async function apply(
+  result: SyncResult,
+  deps: BinderDeps,
+  outcome: BinderOutcome,
+  seen: { volume?: PersistentVolume; claim?: PersistentVolumeClaim } = {},
+): Promise<Array<PersistentVolume | PersistentVolumeClaim>> {
   const before = deps.api.writes;
+  const latest = new Map<string, PersistentVolume | PersistentVolumeClaim>();
+  const remember = (kind: string, object: PersistentVolume | PersistentVolumeClaim) => latest.set(`${kind}/${cacheKey(object)}`, object);
+  if (seen.volume) remember('PersistentVolume', seen.volume);
+  if (seen.claim) remember('PersistentVolumeClaim', seen.claim);
   const applied = await applyActions(result, {
     write: async (w) => {
       const returned = await deps.api.write(w);
+      remember(w.kind, returned);
       // Tagged with the writer: the forwarder's event for this version then skips the binder's queue.
       await deps.cache.put(deps.cluster, w.kind, returned, { writer: CONTROLLER_WRITER, classify: false });
       recordWriteMetrics(w.purpose, w.kind, returned, deps);
@@ -314,7 +328,8 @@ async function apply(result: SyncResult, deps: BinderDeps, outcome: BinderOutcom
     },
     event: (e) => deps.recorder.event(involvedObject(e), e.type, e.reason, e.message),
     enqueue: async (q) => {
-      const hit = await deps.cache.get(deps.cluster, q.kind, q.key);
+      const known = latest.get(`${q.kind}/${q.key}`);
+      const hit = known ? { uid: known.metadata.uid ?? '', rv: known.metadata.resourceVersion ?? '0' } : await deps.cache.get(deps.cluster, q.kind, q.key);
       await deps.enqueue(q.kind, q.key, hit?.uid ?? '', String(hit?.rv ?? 0), `enqueue-${hit?.rv ?? 0}`);
       outcome.enqueued++;
     },
