@@ -63,7 +63,8 @@ export const NO_WRITER = 'cluster';
 /**
  * SNS/SQS message attributes every cluster event carries. Filter policies match on `kind`, on `writer`
  * so that a controller's subscription leaves out the versions it wrote itself (`writer` is
- * {@link NO_WRITER} otherwise), and on `boundClaim` ({@link isBoundClaim}).
+ * {@link NO_WRITER} otherwise), on `boundClaim` ({@link isBoundClaim}), `unprovisioned`
+ * ({@link isUnprovisioned}) and `unshared` ({@link isUnshared}).
  */
 export function messageAttributes(event: ClusterEvent): Record<string, { DataType: 'String'; StringValue: string }> {
   return {
@@ -73,7 +74,38 @@ export function messageAttributes(event: ClusterEvent): Record<string, { DataTyp
     writer: { DataType: 'String', StringValue: event.writer ?? NO_WRITER },
     ...(isBoundClaim(event) ? { boundClaim: { DataType: 'String' as const, StringValue: 'true' } } : {}),
     ...(isUnprovisioned(event) ? { unprovisioned: { DataType: 'String' as const, StringValue: 'true' } } : {}),
+    ...(isUnshared(event) ? { unshared: { DataType: 'String' as const, StringValue: 'true' } } : {}),
   };
+}
+
+/**
+ * An event the shared-volume controller has nothing to do for (lib/shared-volume/triggers.ts answers
+ * `undefined`), so its subscription leaves it out (`unshared`) and a claim that is not ReadWriteMany
+ * costs it no invocation:
+ * - a claim deleted (garbage collection removes its Service), or changed or relisted while its object in
+ *   the message says it is not ReadWriteMany;
+ * - a Service or Endpoints added or changed (the controller's own writes coming back);
+ * - a VolumeAttachment deleted.
+ * A requeue, a Service's or Endpoints' SYNC, and a claim message without its object (too large) always go
+ * through.
+ */
+export function isUnshared(event: ClusterEvent): boolean {
+  const changed = event.type === 'ADDED' || event.type === 'MODIFIED';
+  switch (event.kind) {
+    case 'PersistentVolumeClaim': {
+      if (event.type === 'DELETED') return true;
+      if (!changed && event.type !== 'SYNC') return false;
+      const modes = (event.object as { spec?: { accessModes?: unknown } } | undefined)?.spec?.accessModes;
+      return Array.isArray(modes) && !modes.includes('ReadWriteMany');
+    }
+    case 'Service':
+    case 'Endpoints':
+      return changed;
+    case 'VolumeAttachment':
+      return event.type === 'DELETED';
+    default:
+      return false;
+  }
 }
 
 /**

@@ -38,7 +38,7 @@ describe('local stack', () => {
   // slow enough that the next receive (other message groups) starts while a batch is still running
   const recorder = new EventRecorder({ delayMs: 200 });
   const extra: SqsEventSource[] = [];
-  const truth: { kind: string; key: string; rv: string; boundClaim: boolean; unprovisioned: boolean }[] = [];
+  const truth: { kind: string; key: string; rv: string; boundClaim: boolean; unprovisioned: boolean; unshared: boolean }[] = [];
   let unsubscribe: (() => void) | undefined;
   const stateDir = join(process.env.TMPDIR ?? '/tmp', `claimflow-stack-test-${process.pid}`);
 
@@ -64,7 +64,13 @@ describe('local stack', () => {
         event.type !== 'DELETED' &&
         ((kind === 'PersistentVolumeClaim' && !('volume.kubernetes.io/storage-provisioner' in annotations) && !('volume.beta.kubernetes.io/storage-provisioner' in annotations)) ||
           (kind === 'PersistentVolume' && !('pv.kubernetes.io/provisioned-by' in annotations) && !('pv.kubernetes.io/migrated-to' in annotations) && !(event.object as { spec?: { csi?: unknown } }).spec?.csi));
-      truth.push({ kind, key: meta.namespace ? `${meta.namespace}/${meta.name}` : meta.name!, rv: meta.resourceVersion!, boundClaim, unprovisioned });
+      // Nothing for the shared-volume controller to do: the shared-volume filter leaves it out.
+      const modes = (event.object as { spec?: { accessModes?: string[] } }).spec?.accessModes;
+      const unshared =
+        (kind === 'PersistentVolumeClaim' && (event.type === 'DELETED' || (Array.isArray(modes) && !modes.includes('ReadWriteMany')))) ||
+        ((kind === 'Service' || kind === 'Endpoints') && event.type !== 'DELETED') ||
+        (kind === 'VolumeAttachment' && event.type === 'DELETED');
+      truth.push({ kind, key: meta.namespace ? `${meta.namespace}/${meta.name}` : meta.name!, rv: meta.resourceVersion!, boundClaim, unprovisioned, unshared });
     });
   });
 
@@ -120,7 +126,8 @@ describe('local stack', () => {
         apiVersion: 'v1',
         kind: 'PersistentVolumeClaim',
         metadata: { name: `claim-${i}`, namespace: 'default', ...(i % 2 === 0 ? { annotations: { 'volume.kubernetes.io/storage-provisioner': 'example.com/p' } } : {}) },
-        spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'gold', resources: { requests: { storage: '1Gi' } } },
+        // claim-0 and claim-3 are shared (ReadWriteMany); the shared-volume filter leaves the others out
+        spec: { accessModes: [i % 3 === 0 ? 'ReadWriteMany' : 'ReadWriteOnce'], storageClassName: 'gold', resources: { requests: { storage: '1Gi' } } },
       });
       store.create('/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: `node-${i}` } });
     }
@@ -153,7 +160,14 @@ describe('local stack', () => {
       store.update('/persistentvolumeclaims', { ...bound, metadata: { ...bound.metadata, labels: { after: 'bound' } } });
     }
 
-    const expectedFor = (consumer: string) => truth.filter((t) => ADMITS[consumer].includes(t.kind) && !(consumer === 'provisioner' && (t.boundClaim || t.unprovisioned)));
+    // The Service deleted (recreate it: delivered) and the attachment deleted (nothing to do: left out).
+    store.delete({ resource: '/services', namespace: 'default', name: 'vol-1' });
+    store.delete({ resource: 'storage.k8s.io/volumeattachments', namespace: '', name: 'va-0' });
+
+    const expectedFor = (consumer: string) =>
+      truth.filter(
+        (t) => ADMITS[consumer].includes(t.kind) && !(consumer === 'provisioner' && (t.boundClaim || t.unprovisioned)) && !(consumer === 'SharedVolumeQueue' && t.unshared),
+      );
     const id = (e: { kind: string; key: string; rv?: string; resourceVersion?: string }) => `${e.kind}|${e.key}|${e.rv ?? e.resourceVersion}`;
     await eventually(
       () => Object.keys(ADMITS).every((c) => recorder.events(c).length >= expectedFor(c).length),
@@ -176,6 +190,9 @@ describe('local stack', () => {
     assert.equal(truth.filter((t) => t.boundClaim).length, 4, 'two claims, each Bound and then relabelled');
     const provisioned = recorder.events('provisioner').filter((e) => e.kind === 'PersistentVolume' || e.kind === 'PersistentVolumeClaim');
     assert.ok(provisioned.length >= 6 && truth.filter((t) => t.unprovisioned).length >= 12, 'both sides of the unprovisioned filter were exercised');
+    const shared = recorder.events('SharedVolumeQueue');
+    assert.ok(shared.some((e) => e.key === 'default/claim-0') && shared.some((e) => e.kind === 'Service' && e.type === 'DELETED'), 'shared claims and a deleted Service reach shared-volume');
+    assert.ok(truth.filter((t) => t.unshared && t.kind === 'PersistentVolumeClaim').length >= 6 && truth.some((t) => t.unshared && t.kind === 'Service'), 'both sides of the unshared filter were exercised');
     assert.equal(recorder.events('binder').filter((e) => e.kind === 'PersistentVolumeClaim' && truth.some((t) => t.boundClaim && t.key === e.key && t.rv === e.resourceVersion)).length, 4, 'the binder still gets them');
     assert.ok(recorder.maxInFlight('binder') >= 2, `binder ran ${recorder.maxInFlight('binder')} invocations at once`);
     assert.equal(stack.eventSources.binder.stats.fifoOrderViolations, 0);

@@ -89,7 +89,10 @@ describe('serverless.yml → CloudFormation', () => {
             ...(queue === 'ProvisionerQueue' ? { boundClaim: [{ exists: false }], unprovisioned: [{ exists: false }] } : {}),
             $or: [{ writer: [{ exists: false }] }, { writer: [{ 'anything-but': [writer] }] }],
           }
-        : { kind: FILTERS[queue] };
+        : queue === 'SharedVolumeQueue'
+          ? // nor what the shared-volume controller does nothing for (isUnshared)
+            { kind: FILTERS[queue], unshared: [{ exists: false }] }
+          : { kind: FILTERS[queue] };
       assert.deepEqual(s.FilterPolicy, expected, `${queue} filter`);
     }
   });

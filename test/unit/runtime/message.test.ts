@@ -1,6 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isBoundClaim, isUnprovisioned, messageAttributes, messageDeduplicationId, MESSAGE_VERSION, type ClusterEvent } from '../../../lib/runtime/message.ts';
+import { isBoundClaim, isUnprovisioned, isUnshared, messageAttributes, messageDeduplicationId, MESSAGE_VERSION, type ClusterEvent } from '../../../lib/runtime/message.ts';
+import { triggerFor } from '../../../lib/shared-volume/triggers.ts';
 
 const event = (partial: Partial<ClusterEvent>): ClusterEvent => ({
   v: MESSAGE_VERSION,
@@ -94,6 +95,38 @@ describe('unprovisioned: the provisioner\u2019s subscription leaves out static c
     test(name, () => {
       assert.equal(isUnprovisioned(e), unprovisioned);
       assert.equal(messageAttributes(e).unprovisioned?.StringValue, unprovisioned ? 'true' : undefined);
+    });
+  }
+});
+
+describe('unshared: the shared-volume subscription leaves out what its controller does nothing for', () => {
+  const claim = (modes?: string[]) => ({ metadata: { name: 'c', namespace: 'ns' }, spec: modes ? { accessModes: modes } : {} });
+  const pvc = (partial: Partial<ClusterEvent>) => event({ kind: 'PersistentVolumeClaim', key: 'ns/c', ...partial });
+  const of = (kind: ClusterEvent['kind'], type: ClusterEvent['type'], object?: Record<string, unknown>) => event({ kind, key: 'ns/x', type, ...(object ? { object } : {}) });
+  const table: Array<[string, ClusterEvent, boolean]> = [
+    ['a ReadWriteOnce claim changed', pvc({ object: claim(['ReadWriteOnce']) }), true],
+    ['... added', pvc({ type: 'ADDED', object: claim(['ReadWriteOnce', 'ReadOnlyMany']) }), true],
+    ['... relisted', pvc({ type: 'SYNC', object: claim(['ReadWriteOnce']) }), true],
+    ['a ReadWriteMany claim changed', pvc({ object: claim(['ReadWriteMany']) }), false],
+    ['... among other modes', pvc({ type: 'ADDED', object: claim(['ReadWriteOnce', 'ReadWriteMany']) }), false],
+    ['a claim whose modes the message does not say', pvc({ object: claim() }), false],
+    ['a claim message without its object (too large)', pvc({}), false],
+    ['a claim deleted', pvc({ type: 'DELETED', object: claim(['ReadWriteMany']) }), true],
+    ['a claim requeued', pvc({ type: 'REQUEUE' }), false],
+    ['a Service added (its own write)', of('Service', 'ADDED', { metadata: { name: 'x' } }), true],
+    ['an Endpoints changed', of('Endpoints', 'MODIFIED', { metadata: { name: 'x' } }), true],
+    ['a Service deleted (recreate it)', of('Service', 'DELETED', { metadata: { name: 'x' } }), false],
+    ['an Endpoints relisted', of('Endpoints', 'SYNC', { metadata: { name: 'x' } }), false],
+    ['a VolumeAttachment added', of('VolumeAttachment', 'ADDED', { metadata: { name: 'x' }, spec: { source: { persistentVolumeName: 'pv' } } }), false],
+    ['a VolumeAttachment deleted', of('VolumeAttachment', 'DELETED', { metadata: { name: 'x' } }), true],
+    ['a volume (not its kind)', of('PersistentVolume', 'MODIFIED', { metadata: { name: 'x' } }), false],
+  ];
+  for (const [name, e, unshared] of table) {
+    test(name, () => {
+      assert.equal(isUnshared(e), unshared);
+      assert.equal(messageAttributes(e).unshared?.StringValue, unshared ? 'true' : undefined);
+      // Safe by construction: whatever is left out, the controller would have done nothing for.
+      if (unshared) assert.equal(triggerFor({ cluster: e.cluster, kind: e.kind, key: e.key, event: e } as never), undefined);
     });
   }
 });
