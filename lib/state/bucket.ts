@@ -122,8 +122,8 @@ export class ApiBudget {
   readonly #sleep: (ms: number) => Promise<void>;
   /** Reserved slots not yet used, ascending: from when each may be used, and until when. */
   #slots: Array<{ at: number; until: number }> = [];
-  /** Slice size for the next reservation (AIMD). */
-  #sliceSize = 2;
+  /** Slice size for the next reservation (AIMD); a new container starts whole, as for a full bucket. */
+  #sliceSize = 1;
   /** Calls of take() waiting for a slot. */
   #waiting = 0;
   /** `tat` as of our last write (chooses which update to try first). */
@@ -146,7 +146,7 @@ export class ApiBudget {
     // A slice holds at most ~100 ms of the budget (2 tokens at 20 QPS, 20 at 200 QPS and above): slots a
     // container reserved and then did not need are lost to everyone, which a small budget cannot afford.
     this.#maxSlice = Math.max(1, Math.min(options.slice ?? Math.min(20, Math.floor(this.qps / 10)), Math.floor(this.effectiveBurst)));
-    this.#sliceSize = Math.min(this.#sliceSize, this.#maxSlice);
+    this.#sliceSize = this.#maxSlice;
     this.#maxWaitMs = options.maxWaitMs ?? 60_000;
     this.#slotMs = 1000 / this.qps;
     this.#now = options.now ?? Date.now;

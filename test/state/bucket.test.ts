@@ -134,6 +134,18 @@ describe('ApiBudget (shared token bucket in DynamoDB)', () => {
     assert.ok(writes <= 4, `${writes} bucket writes for 40 requests at 400 QPS`);
   });
 
+  test('a new container takes a whole slice at once: one write for a bind’s four requests at 400 QPS', async () => {
+    const clock = simulatedClock();
+    const counted = counting(db.doc);
+    const budget = new ApiBudget({ doc: counted.doc, table: db.tables.control, cluster: 'first', qps: 400, burst: 600, ...clock });
+    for (let i = 0; i < 4; i++) await budget.take();
+    assert.equal(counted.counts.UpdateCommand ?? 0, 1);
+    const small = counting(db.doc);
+    const kcm = new ApiBudget({ doc: small.doc, table: db.tables.control, cluster: 'first-kcm', qps: 20, burst: 30, ...clock });
+    for (let i = 0; i < 4; i++) await kcm.take();
+    assert.equal(small.counts.UpdateCommand ?? 0, 2, 'at 20 QPS a slice is two tokens (~100 ms of the budget)');
+  });
+
   test('slots outlive slow requests: half the burst pays for their life (650 ms at 20/30 and at 400/600)', async () => {
     for (const budget of [{ qps: 20, burst: 30 }, { qps: 400, burst: 600 }]) {
       const clock = simulatedClock();
