@@ -35,10 +35,11 @@ import { indexAttributes } from '../kube/cache-index.ts';
 import { CLAIM_REF_INDEX, PENDING_CLAIM_INDEX, VOLUME_MATCH_INDEX, claimRefPk, pendingClaimPk } from '../state/schema.ts';
 import { BinderApi } from './api.ts';
 import { applyActions } from './apply.ts';
-import { ANN_STORAGE_PROVISIONER, ClaimPhase, Reason, VolumePhase } from './constants.ts';
-import { checkAccessModes, claimRequest, getPersistentVolumeClaimClass, getPersistentVolumeClass, persistentVolumeClaimHasClass } from './helpers.ts';
+import { ANN_BIND_COMPLETED, ANN_STORAGE_PROVISIONER, ClaimPhase, Reason, VolumePhase } from './constants.ts';
+import { checkAccessModes, claimRequest, claimToClaimKey, getPersistentVolumeClaimClass, getPersistentVolumeClass, hasAnnotation, persistentVolumeClaimHasClass } from './helpers.ts';
 import { prefetchKey } from '../state/key-state.ts';
-import { getDefaultClass } from './provision.ts';
+import { findMatchingVolume } from './match.ts';
+import { getDefaultClass, isDelayBindingMode } from './provision.ts';
 import { BinderMetric } from './metrics.ts';
 import { loadClaimSnapshot, loadClasses, loadVolumeSnapshot, type SnapshotStats } from './snapshot.ts';
 import { syncClaim } from './sync-claim.ts';
@@ -58,6 +59,11 @@ export interface BinderDeps {
   /** Most pending claims requeued when a volume becomes Available (default 10). */
   pendingFanout?: number;
   matchPageSize?: number;
+  /**
+   * A volume bound on its side to an unbound claim completes the bind in the same reconcile when the
+   * claim's own sync would pick that volume (default true); false: requeue the claim, as upstream does.
+   */
+  inlineBind?: boolean;
   now?: () => number;
 }
 
@@ -67,6 +73,8 @@ export interface BinderOutcome {
   stats: SnapshotStats;
   enqueued: number;
   result?: SyncResult;
+  /** The claim a volume's reconcile bound itself (`ns/name`), see bindClaimInline. */
+  inlineBound?: string;
 }
 
 export interface BinderControllerOptions {
@@ -91,6 +99,7 @@ export function createBinderController(options: BinderControllerOptions = {}): C
     // with no class, which may need the default); an unbound claim's also with the list of match-index
     // partitions that ever held a volume, so empty access-mode sets are not queried.
     prefetch(request) {
+      if (request.kind === 'PersistentVolume') return volumePrefetch(request.event.object as PersistentVolume | undefined);
       if (request.kind !== 'PersistentVolumeClaim') return {};
       const claim = request.event.object as PersistentVolumeClaim | undefined;
       const className = claim?.metadata && claim.spec ? getPersistentVolumeClaimClass(claim) : '';
@@ -271,7 +280,7 @@ async function enqueueVolumesNamingClaim(key: string, uid: string | undefined, a
   return sent;
 }
 
-async function reconcileVolume(request: Pick<ReconcileRequest, 'key' | 'event' | 'cached'>, deps: BinderDeps): Promise<BinderOutcome> {
+async function reconcileVolume(request: Pick<ReconcileRequest, 'key' | 'event' | 'cached' | 'prefetched'>, deps: BinderDeps): Promise<BinderOutcome> {
   const outcome: BinderOutcome = { writes: 0, stats: { queries: 1, itemsRead: 0 }, enqueued: 0 };
   const hit = await cachedEntry(request, 'PersistentVolume', deps);
   if (!hit || hit.deleted) {
@@ -290,15 +299,84 @@ async function reconcileVolume(request: Pick<ReconcileRequest, 'key' | 'event' |
   }
   const volume = hit.object as unknown as PersistentVolume;
   const sources = { cluster: deps.cluster, cache: deps.cache, api: deps.api };
-  const snapshot = await loadVolumeSnapshot(sources, volume);
+  const snapshot = await loadVolumeSnapshot(sources, volume, request.prefetched?.cache);
   const result = syncVolume(snapshot);
   outcome.result = result;
-  const written = await apply(result, deps, outcome, { volume, ...(snapshot.claim ? { claim: snapshot.claim } : {}) });
+  // The claim requeue of a volume bound on its side only: completed here when the claim's sync would bind
+  // this volume anyway (see bindClaimInline), else sent as upstream sends it.
+  const claim = snapshot.claim;
+  const inline = deps.inlineBind !== false && claim !== undefined && result.actions.some(
+    (a) => a.action === 'enqueue' && a.kind === 'PersistentVolumeClaim' && a.key === claimToClaimKey(claim),
+  );
+  const actions = inline ? result.actions.filter((a) => !(a.action === 'enqueue' && a.kind === 'PersistentVolumeClaim' && a.key === claimToClaimKey(claim))) : result.actions;
+  const written = await apply({ ...result, actions }, deps, outcome, { volume, ...(claim ? { claim } : {}) });
   const latest = (written.filter((o) => o.metadata.name === volume.metadata.name).pop() as PersistentVolume | undefined) ?? volume;
+  if (inline && !(await bindClaimInline(request, latest, claim, deps, outcome))) {
+    await deps.enqueue('PersistentVolumeClaim', claimToClaimKey(claim), claim.metadata.uid ?? '', claim.metadata.resourceVersion ?? '0', `enqueue-${claim.metadata.resourceVersion ?? 0}`);
+    outcome.enqueued++;
+  }
   if (latest.status?.phase === VolumePhase.Available && !latest.spec.claimRef) {
     outcome.enqueued += await enqueuePendingClaims(latest, deps);
   }
   return outcome;
+}
+
+/**
+ * What a volume's message reads with its own entry: the claim its claimRef names (its sync reads it), and
+ * while the volume is not Bound yet, its class, which a claim that binds it names too (bindClaimInline).
+ */
+function volumePrefetch(volume: PersistentVolume | undefined): { cache?: Array<{ kind: WatchedKind; key: string }> } {
+  const ref = volume?.spec?.claimRef;
+  if (!ref?.name || !ref.uid) return {};
+  const cache: Array<{ kind: WatchedKind; key: string }> = [{ kind: 'PersistentVolumeClaim', key: `${ref.namespace ?? ''}/${ref.name}` }];
+  const className = getPersistentVolumeClass(volume!);
+  if (volume!.status?.phase !== VolumePhase.Bound && className) cache.push({ kind: 'StorageClass', key: className });
+  return { cache };
+}
+
+/**
+ * Faster than upstream, same decision: a volume bound on its side to a claim that is not (a provisioned
+ * volume, or a volume pre-bound by its author) makes upstream's syncVolume requeue the claim, and the
+ * claim's sync then binds the volume pre-bound to it if it is a match. Here, when this volume is such a
+ * match for the claim read with it (findMatchingVolume over it alone answers it, as the claim's sync
+ * returns a pre-bound match as soon as it meets one), the claim's sync runs now over that snapshot, its
+ * writes conditional on the versions read like every other. Answers false, having written nothing or
+ * stopped at a refused write, when it did not bind: the caller requeues the claim, and the claim's own sync
+ * decides over everything.
+ */
+async function bindClaimInline(
+  request: Pick<ReconcileRequest, 'prefetched'>,
+  volume: PersistentVolume,
+  claim: PersistentVolumeClaim,
+  deps: BinderDeps,
+  outcome: BinderOutcome,
+): Promise<boolean> {
+  if ((claim.spec.volumeName ?? '') !== '' || hasAnnotation(claim.metadata, ANN_BIND_COMPLETED) || claim.metadata.deletionTimestamp) return false;
+  if (!volume.spec.claimRef?.uid || volume.spec.claimRef.uid !== claim.metadata.uid) return false;
+  const classes = prefetchedClasses(request, claim) ?? (await loadClasses(deps.cache, deps.cluster));
+  let delayBinding: boolean;
+  try {
+    delayBinding = isDelayBindingMode(claim, classes);
+  } catch {
+    return false; // the claim's own sync reports the class error
+  }
+  if (findMatchingVolume(claim, [volume], delayBinding)?.metadata.name !== volume.metadata.name) return false;
+  const result = syncClaim({ claim, volumes: [volume], classes });
+  const binds = result.actions.some((a) => a.action === 'write' && a.kind === 'PersistentVolumeClaim' && (a.object as PersistentVolumeClaim).spec?.volumeName === volume.metadata.name);
+  if (result.error || !binds) return false;
+  const inner: BinderOutcome = { writes: 0, stats: { queries: 0, itemsRead: 0 }, enqueued: 0 };
+  try {
+    await apply(result, deps, inner, { volume, claim });
+  } catch (error) {
+    deps.logger?.info('binding the claim with its volume failed; the claim is requeued', { claim: claimToClaimKey(claim), volume: volume.metadata.name, error: String(error) });
+    outcome.writes += inner.writes;
+    return false;
+  }
+  outcome.writes += inner.writes;
+  outcome.enqueued += inner.enqueued;
+  outcome.inlineBound = claimToClaimKey(claim);
+  deps.metrics?.addMetric(BinderMetric.inlineBinds, MetricUnit.Count, 1);
+  return true;
 }
 
 /**

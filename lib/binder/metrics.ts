@@ -15,4 +15,6 @@ export const BinderMetric = {
   apiWrites: 'binder_api_writes',
   /** Pending claims enqueued because a volume became Available. */
   pendingClaimsEnqueued: 'binder_pending_claims_enqueued',
+  /** Claims a volume's reconcile bound itself instead of requeueing them (a provisioned volume's claim). */
+  inlineBinds: 'binder_inline_binds',
 } as const;

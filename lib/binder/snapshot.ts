@@ -8,14 +8,16 @@
  *   set holding a match, so the core's decision over the candidates is its decision over all volumes.
  *   Given the cluster's complete list of partitions that ever held a volume (`matchPartitions`, see
  *   lib/state/cache.ts `IndexPartitions`), a set not in it is known empty and not queried;
- * - a volume's claim comes from the cache, with upstream's live GET fallback.
+ * - a volume's claim comes from the cache (or the runtime's read of it with the volume's entry), with
+ *   upstream's live GET fallback.
  *
  * @example
  * const snapshot = await loadClaimSnapshot({ cluster, cache, api }, claim);
  * const result = syncClaim(snapshot);
  */
 import { quantityBytes } from '../kube/quantity.ts';
-import type { ObjectCache } from '../state/cache.ts';
+import type { CachedObject, ObjectCache } from '../state/cache.ts';
+import { prefetchKey } from '../state/key-state.ts';
 import { CLAIM_REF_INDEX, VOLUME_MATCH_INDEX, claimRefPk, padBytes, volumeMatchPk } from '../state/schema.ts';
 import type { BinderApi } from './api.ts';
 import { ACCESS_MODE_ORDER, ANN_BIND_COMPLETED, VolumePhase } from './constants.ts';
@@ -145,12 +147,18 @@ export async function loadClaimSnapshot(
  * volume is neither Released nor Failed, or its uid differs from the claimRef's, from a live GET
  * (upstream: informer, then API server), so a volume is never released on a stale cache.
  */
-export async function loadVolumeSnapshot(sources: SnapshotSources, volume: PersistentVolume): Promise<VolumeSnapshot> {
+export async function loadVolumeSnapshot(
+  sources: SnapshotSources,
+  volume: PersistentVolume,
+  prefetched?: ReadonlyMap<string, CachedObject | null>,
+): Promise<VolumeSnapshot> {
   const ref = volume.spec.claimRef;
   if (!ref || !ref.uid) return { volume };
   const namespace = ref.namespace ?? '';
   const name = ref.name ?? '';
-  const hit = await sources.cache.get(sources.cluster, 'PersistentVolumeClaim', `${namespace}/${name}`);
+  // The runtime may have read it with the volume's own entry (one consistent BatchGetItem, just before).
+  const read = prefetched?.get(prefetchKey('PersistentVolumeClaim', `${namespace}/${name}`));
+  const hit = read !== undefined ? (read ?? undefined) : await sources.cache.get(sources.cluster, 'PersistentVolumeClaim', `${namespace}/${name}`);
   let claim = hit && !hit.deleted ? (hit.object as unknown as PersistentVolumeClaim) : undefined;
   const phase = volume.status?.phase;
   if (!claim && phase !== VolumePhase.Released && phase !== VolumePhase.Failed) {

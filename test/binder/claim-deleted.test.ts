@@ -61,8 +61,10 @@ describe('binder: a claim deleted while it binds releases the volume that names 
       if (hit && !hit.deleted) await cache.remove(CLUSTER, kind, hit.object, hit.rv + 1); // the deletion's own version is newer; later objects newer still
     }
   }
-  const reconcile = (kind: WatchedKind, key: string, type: 'MODIFIED' | 'DELETED' | 'REQUEUE' = 'MODIFIED'): Promise<BinderOutcome> =>
-    reconcileBinder({ kind, key, event: { v: 1, cluster: CLUSTER, kind, type, key, uid: '', resourceVersion: '0', observedAt: new Date().toISOString() } }, deps);
+  const reconcile = (kind: WatchedKind, key: string, type: 'MODIFIED' | 'DELETED' | 'REQUEUE' = 'MODIFIED', using: BinderDeps = deps): Promise<BinderOutcome> =>
+    reconcileBinder({ kind, key, event: { v: 1, cluster: CLUSTER, kind, type, key, uid: '', resourceVersion: '0', observedAt: new Date().toISOString() } }, using);
+  /** Upstream's path: the volume's sync only requeues its claim (no inline bind). */
+  const requeueOnly = (): BinderDeps => ({ ...deps, inlineBind: false });
   async function drain(): Promise<void> {
     for (let i = 0; queue.length && i < 50; i++) {
       const { kind, key } = queue.shift()!;
@@ -115,7 +117,7 @@ describe('binder: a claim deleted while it binds releases the volume that names 
   it('volume bound on its side only (phase Pending): the claim\'s deletion requeues it, it turns Released', async () => {
     const { pvName } = await provisioned('early');
     // syncVolume: the claim exists but has no volumeName yet ⇒ requeue the claim, the phase stays.
-    await reconcile('PersistentVolume', pvName);
+    await reconcile('PersistentVolume', pvName, 'MODIFIED', requeueOnly());
     assert.deepEqual(queue, [{ kind: 'PersistentVolumeClaim', key: `${ns}/early` }]);
     queue.length = 0;
     await deleteClaim('early'); // deleted before the claim sync ran
@@ -129,7 +131,7 @@ describe('binder: a claim deleted while it binds releases the volume that names 
 
   it('claim deleted during its bind (PV Bound, claim PUT 404): no retry loop; the deletion releases the volume', async () => {
     const { pvName } = await provisioned('late');
-    await reconcile('PersistentVolume', pvName);
+    await reconcile('PersistentVolume', pvName, 'MODIFIED', requeueOnly());
     queue.length = 0;
     // The claim is deleted in the API while the cache still has it: the bind writes the PV (spec, then
     // status Bound) and its claim PUT finds the claim gone.
@@ -140,6 +142,22 @@ describe('binder: a claim deleted while it binds releases the volume that names 
     // The forwarder delivers the deletion; the claim's last state has no volumeName.
     await observe('PersistentVolumeClaim', 'late');
     await reconcile('PersistentVolumeClaim', `${ns}/late`, 'DELETED');
+    assert.deepEqual(queue, [{ kind: 'PersistentVolume', key: pvName }]);
+    await drain();
+    assert.equal((await core.readPersistentVolume({ name: pvName })).status?.phase, 'Released');
+  });
+
+  it('claim deleted before its volume\'s reconcile: the inline bind stops at the claim PUT (404), requeues the claim; the deletion releases the volume', async () => {
+    const { pvName } = await provisioned('inline');
+    await deleteClaim('inline'); // the cache still has it
+    const outcome = await reconcile('PersistentVolume', pvName);
+    assert.equal(outcome.writes, 2, 'the volume status, then the claim PUT that found it gone');
+    assert.equal(outcome.inlineBound, undefined);
+    assert.deepEqual(queue, [{ kind: 'PersistentVolumeClaim', key: `${ns}/inline` }], 'the claim is requeued: its own sync decides');
+    assert.equal((await core.readPersistentVolume({ name: pvName })).status?.phase, 'Bound', 'the PV side of the bind was written');
+    queue.length = 0;
+    await observe('PersistentVolumeClaim', 'inline');
+    await reconcile('PersistentVolumeClaim', `${ns}/inline`, 'DELETED');
     assert.deepEqual(queue, [{ kind: 'PersistentVolume', key: pvName }]);
     await drain();
     assert.equal((await core.readPersistentVolume({ name: pvName })).status?.phase, 'Released');

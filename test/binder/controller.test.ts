@@ -324,12 +324,82 @@ describe('binder shell against the emulator and dynalite', () => {
     await observePV(`pvc-${created.metadata?.uid}`);
     await observePVC('dyn');
     queue.length = 0;
-    await reconcile('PersistentVolume', `pvc-${created.metadata?.uid}`);
-    assert.deepEqual(queue, [{ kind: 'PersistentVolumeClaim', key: `${ns}/dyn` }]);
-    await drain();
+    // The volume's reconcile completes the bind its claim's sync would make (no requeue, no second message).
+    const outcome = await reconcile('PersistentVolume', `pvc-${created.metadata?.uid}`);
+    assert.deepEqual(queue, [], 'nothing requeued');
+    assert.equal(outcome.inlineBound, `${ns}/dyn`);
+    assert.equal(outcome.writes, 3, 'volume status Bound, claim volumeName, claim status Bound');
     claim = await pvc('dyn');
     assert.equal(claim.status?.phase, 'Bound');
     assert.equal(claim.spec?.volumeName, `pvc-${created.metadata?.uid}`);
+    assert.equal(claim.metadata?.annotations?.['pv.kubernetes.io/bind-completed'], 'yes');
+    assert.equal((await core.readPersistentVolume({ name: `pvc-${created.metadata?.uid}` })).status?.phase, 'Bound');
+  });
+
+  it('a volume pre-bound to a claim it is too small for binds nothing itself: the claim is requeued and its sync picks a free volume', async () => {
+    await createPV(`${ns}-big`, '5Gi');
+    const created = await createPVC('c', '3Gi');
+    queue.length = 0;
+    await core.createPersistentVolume({
+      body: {
+        metadata: { name: `${ns}-small` },
+        spec: {
+          capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], persistentVolumeReclaimPolicy: 'Retain', storageClassName: ns, hostPath: { path: '/tmp/small' },
+          claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: ns, name: 'c', uid: created.metadata?.uid },
+        },
+      },
+    });
+    await observePV(`${ns}-small`);
+    const outcome = await reconcile('PersistentVolume', `${ns}-small`);
+    assert.equal(outcome.inlineBound, undefined);
+    assert.equal(outcome.writes, 0);
+    assert.deepEqual(queue, [{ kind: 'PersistentVolumeClaim', key: `${ns}/c` }], 'upstream\'s requeue: the claim\'s own sync decides over every volume');
+    await drain();
+    assert.equal((await pvc('c')).spec?.volumeName, `${ns}-big`, 'the smallest free volume that fits, as upstream');
+  });
+
+  it('WaitForFirstConsumer: a pre-bound volume binds in its own reconcile exactly as the requeued claim\'s sync binds it', async () => {
+    // Upstream's PV controller matches with no node (findMatchingVolume(..., nil node, ...)): a volume pre-bound
+    // to the claim binds even in delayed binding. Twin claims, one through each path, end alike.
+    const className = `${ns}-wffc`;
+    await storageV1.createStorageClass({ body: { metadata: { name: className }, provisioner: 'kubernetes.io/no-provisioner', volumeBindingMode: 'WaitForFirstConsumer' } });
+    await cache.put(CLUSTER, 'StorageClass', json(await storageV1.readStorageClass({ name: className })));
+    const outcomes: Record<string, BinderOutcome> = {};
+    for (const [name, inlineBind] of [['twin-inline', true], ['twin-queue', false]] as const) {
+      const created = await core.createNamespacedPersistentVolumeClaim({
+        namespace: ns,
+        body: {
+          metadata: { name, annotations: { 'volume.kubernetes.io/selected-node': 'node-b' } },
+          spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName: className },
+        },
+      });
+      await observePVC(name);
+      await core.createPersistentVolume({
+        body: {
+          metadata: { name: `${ns}-${name}` },
+          spec: {
+            capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], persistentVolumeReclaimPolicy: 'Retain', storageClassName: className, local: { path: '/mnt/a' },
+            nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['node-a'] }] }] } },
+            claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: ns, name, uid: created.metadata?.uid },
+          },
+        },
+      });
+      await observePV(`${ns}-${name}`);
+      queue.length = 0;
+      outcomes[name] = await reconcileBinder(
+        { kind: 'PersistentVolume', key: `${ns}-${name}`, event: { v: 1, cluster: CLUSTER, kind: 'PersistentVolume', type: 'MODIFIED', key: `${ns}-${name}`, uid: '', resourceVersion: '0', observedAt: new Date().toISOString() } },
+        { ...deps, inlineBind },
+      );
+      await drain();
+    }
+    assert.equal(outcomes['twin-inline']!.inlineBound, `${ns}/twin-inline`);
+    assert.equal(outcomes['twin-queue']!.inlineBound, undefined);
+    for (const name of ['twin-inline', 'twin-queue']) {
+      const claim = await pvc(name);
+      assert.equal(claim.spec?.volumeName, `${ns}-${name}`, name);
+      assert.equal(claim.status?.phase, 'Bound', name);
+      assert.equal((await pv(`${ns}-${name}`)).status?.phase, 'Bound', name);
+    }
   });
 
   it('retroactive default class: a class-less claim gets the default as soon as it appears', async () => {

@@ -6,7 +6,8 @@ process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { reconcileBinder } from '../../lib/binder/controller.ts';
+import { createBinderController, reconcileBinder } from '../../lib/binder/controller.ts';
+import { prefetchKey, type PrefetchedItems } from '../../lib/state/key-state.ts';
 import { indexAttributes } from '../../lib/kube/cache-index.ts';
 import { ObjectCache } from '../../lib/state/cache.ts';
 import type { DocumentClient } from '../../lib/state/client.ts';
@@ -23,7 +24,7 @@ describe('binder: cache reads per reconcile', () => {
   });
   after(() => shell.stop());
 
-  it('a volume pre-bound to an unbound claim reads the claim once and requeues it at the version read', async () => {
+  it('a volume pre-bound to an unbound claim reads the claim once and requeues it at the version read (upstream\'s path)', async () => {
     const claim = await shell.core.createNamespacedPersistentVolumeClaim({
       namespace: 'app',
       body: { metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName: 'fast' } },
@@ -49,6 +50,7 @@ describe('binder: cache reads per reconcile', () => {
     const requeued: Array<{ key: string; resourceVersion: string }> = [];
     const deps = {
       ...shell.deps,
+      inlineBind: false,
       cache: new ObjectCache(doc, shell.db.tables.cache, { indexer: indexAttributes }),
       enqueue: async (_kind: string, key: string, _uid: string, resourceVersion: string) => void requeued.push({ key, resourceVersion }),
     };
@@ -56,5 +58,53 @@ describe('binder: cache reads per reconcile', () => {
     await reconcileBinder({ kind: 'PersistentVolume', key: 'provisioned', event }, deps);
     assert.deepEqual(requeued, [{ key: 'app/data', resourceVersion: claim.metadata!.resourceVersion }], 'the claim requeued at the version read');
     assert.equal(gets.filter((g) => g === `${CLUSTER}#PersistentVolumeClaim app/data`).length, 1, `claim read once: ${gets.join(', ')}`);
+  });
+
+  it('a provisioned volume binds its claim in its own reconcile; with the claim and class read with it, the cache is only written', async () => {
+    await shell.storageV1.createStorageClass({ body: { metadata: { name: 'gold' }, provisioner: 'ext.example.com', volumeBindingMode: 'Immediate' } });
+    await shell.cache.put(CLUSTER, 'StorageClass', json(await shell.storageV1.readStorageClass({ name: 'gold' })));
+    const claim = await shell.core.createNamespacedPersistentVolumeClaim({
+      namespace: 'app',
+      body: { metadata: { name: 'data2' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName: 'gold' } },
+    });
+    await shell.cache.put(CLUSTER, 'PersistentVolumeClaim', json(claim));
+    const volume = await shell.core.createPersistentVolume({
+      body: {
+        metadata: { name: 'provisioned2', annotations: { 'pv.kubernetes.io/provisioned-by': 'ext.example.com' } },
+        spec: {
+          capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], persistentVolumeReclaimPolicy: 'Delete', storageClassName: 'gold', hostPath: { path: '/tmp/p2' },
+          claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: 'app', name: 'data2', uid: claim.metadata!.uid },
+        },
+      },
+    });
+    await shell.cache.put(CLUSTER, 'PersistentVolume', json(volume));
+    // What the runtime reads with the volume's entry, in its one BatchGetItem (the binder's prefetch names it).
+    const controller = createBinderController();
+    const event = { v: 1, cluster: CLUSTER, kind: 'PersistentVolume', type: 'ADDED', key: 'provisioned2', uid: volume.metadata!.uid!, resourceVersion: volume.metadata!.resourceVersion!, observedAt: new Date().toISOString(), object: json<Record<string, unknown>>(volume) } as const;
+    const named = controller.prefetch!({ cluster: CLUSTER, kind: 'PersistentVolume', key: 'provisioned2', event } as never);
+    assert.deepEqual(named.cache, [{ kind: 'PersistentVolumeClaim', key: 'app/data2' }, { kind: 'StorageClass', key: 'gold' }]);
+    const prefetched: PrefetchedItems = { cache: new Map(), control: new Map() };
+    for (const { kind, key } of named.cache ?? []) prefetched.cache.set(prefetchKey(kind, key), (await shell.cache.get(CLUSTER, kind, key)) ?? null);
+    const commands: string[] = [];
+    const doc = {
+      send: (command: { constructor: { name: string }; input: { TableName?: string } }) => {
+        commands.push(command.constructor.name);
+        return (shell.db.doc.send as (c: unknown) => Promise<unknown>)(command);
+      },
+    } as unknown as DocumentClient;
+    const requeued: string[] = [];
+    const deps = {
+      ...shell.deps,
+      cache: new ObjectCache(doc, shell.db.tables.cache, { indexer: indexAttributes }),
+      enqueue: async (_kind: string, key: string) => void requeued.push(key),
+    };
+    const cached = (await shell.cache.get(CLUSTER, 'PersistentVolume', 'provisioned2')) ?? null; // the runtime's read of the entry itself
+    const outcome = await reconcileBinder({ kind: 'PersistentVolume', key: 'provisioned2', event, cached, prefetched }, deps);
+    assert.equal(outcome.inlineBound, 'app/data2');
+    assert.deepEqual(requeued, [], 'no requeue: no second message for the claim');
+    const bound = await shell.core.readNamespacedPersistentVolumeClaim({ namespace: 'app', name: 'data2' });
+    assert.equal(bound.status?.phase, 'Bound');
+    assert.equal(bound.spec?.volumeName, 'provisioned2');
+    assert.deepEqual(commands, ['PutCommand', 'PutCommand', 'PutCommand'], 'the three writes written back, nothing read');
   });
 });
