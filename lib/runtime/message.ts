@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { AnnBetaStorageProvisioner, AnnDynamicallyProvisioned, AnnMigratedTo, AnnStorageProvisioner } from '../kube/annotations.ts';
+import { AnnBetaStorageProvisioner, AnnDynamicallyProvisioned, AnnMigratedTo, AnnStorageProvisioner, FinalizerExternalProvisioner } from '../kube/annotations.ts';
 
 export const MESSAGE_VERSION = 1;
 
@@ -64,7 +64,7 @@ export const NO_WRITER = 'cluster';
  * SNS/SQS message attributes every cluster event carries. Filter policies match on `kind`, on `writer`
  * so that a controller's subscription leaves out the versions it wrote itself (`writer` is
  * {@link NO_WRITER} otherwise), on `boundClaim` ({@link isBoundClaim}), `unprovisioned`
- * ({@link isUnprovisioned}) and `unshared` ({@link isUnshared}).
+ * ({@link isUnprovisioned}), `unshared` ({@link isUnshared}) and `unreleased` ({@link isUnreleased}).
  */
 export function messageAttributes(event: ClusterEvent): Record<string, { DataType: 'String'; StringValue: string }> {
   return {
@@ -75,7 +75,26 @@ export function messageAttributes(event: ClusterEvent): Record<string, { DataTyp
     ...(isBoundClaim(event) ? { boundClaim: { DataType: 'String' as const, StringValue: 'true' } } : {}),
     ...(isUnprovisioned(event) ? { unprovisioned: { DataType: 'String' as const, StringValue: 'true' } } : {}),
     ...(isUnshared(event) ? { unshared: { DataType: 'String' as const, StringValue: 'true' } } : {}),
+    ...(isUnreleased(event) ? { unreleased: { DataType: 'String' as const, StringValue: 'true' } } : {}),
   };
+}
+
+/**
+ * A change of a volume that is not Released, not being deleted and does not carry the external
+ * provisioner's finalizer, its object in the message: a provisioner that does not add that finalizer
+ * (`AddFinalizer` off, the default) has nothing to do for it — upstream's `shouldDelete` needs phase
+ * Released (and, off, no deletionTimestamp), and its finalizer handling only removes a finalizer that is
+ * there — so that provisioner's subscription leaves these out (`unreleased`): a volume's phase changes
+ * while it is made Available or Bound cost it nothing. With `AddFinalizer` on, a Bound volume without the
+ * finalizer needs it added, so serverless.yml then leaves the filter out (`provisionerAddFinalizer`).
+ * Deletions, and messages without their object (too large), are never marked.
+ */
+export function isUnreleased(event: ClusterEvent): boolean {
+  if (event.kind !== 'PersistentVolume' || (event.type !== 'ADDED' && event.type !== 'MODIFIED' && event.type !== 'SYNC')) return false;
+  const object = event.object as { metadata?: { deletionTimestamp?: unknown; finalizers?: unknown }; status?: { phase?: unknown } } | undefined;
+  if (!object?.metadata) return false;
+  const finalizers = object.metadata.finalizers;
+  return object.status?.phase !== 'Released' && !object.metadata.deletionTimestamp && !(Array.isArray(finalizers) && finalizers.includes(FinalizerExternalProvisioner));
 }
 
 /**
@@ -128,15 +147,17 @@ export function isUnprovisioned(event: ClusterEvent): boolean {
 }
 
 /**
- * A change of a claim that is Bound and not being deleted, its object in the message: the provisioner has
- * nothing to do for it (upstream's `shouldProvision` is false once `spec.volumeName` is set, and the
- * change that set it, still Pending, reached it), so its subscription leaves these out (`boundClaim`).
- * Without the object (too large for a message) the attribute is not set and the event goes everywhere.
+ * A change of a claim bound to a volume (`spec.volumeName` set: Bound, or Pending with the binder's bind
+ * under way, or Lost) and not being deleted, its object in the message: the provisioner has nothing to do
+ * for it (upstream's `shouldProvision` answers false as soon as `spec.volumeName` is set; an in-progress
+ * record such a claim may still have is dropped by the claim's next retry, its deletion or the resync,
+ * none of which this event is needed for), so its subscription leaves these out (`boundClaim`). Without
+ * the object (too large for a message) the attribute is not set and the event goes everywhere.
  */
 export function isBoundClaim(event: ClusterEvent): boolean {
   if (event.kind !== 'PersistentVolumeClaim' || (event.type !== 'ADDED' && event.type !== 'MODIFIED' && event.type !== 'SYNC')) return false;
-  const object = event.object as { metadata?: { deletionTimestamp?: unknown }; status?: { phase?: unknown } } | undefined;
-  return object?.status?.phase === 'Bound' && !object.metadata?.deletionTimestamp;
+  const object = event.object as { metadata?: { deletionTimestamp?: unknown }; spec?: { volumeName?: unknown } } | undefined;
+  return typeof object?.spec?.volumeName === 'string' && object.spec.volumeName !== '' && !object.metadata?.deletionTimestamp;
 }
 
 /** At most 128 characters from the FIFO alphabet; longer ids keep a readable prefix plus a hash. */

@@ -55,8 +55,10 @@ describe('writer-tagged versions skip the writer’s queue', () => {
 
   it('an event of a version the binder wrote back reaches the provisioner, not the binder; other versions reach both', async () => {
     const spec = { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], storageClassName: 'w', hostPath: { path: '/tmp/w' } };
-    // A provisioned volume: the provisioner's subscription leaves static ones out (`unprovisioned`).
-    const created = await core.createPersistentVolume({ body: { metadata: { name: 'written', annotations: { 'pv.kubernetes.io/provisioned-by': 'example.com/p' } }, spec } });
+    // A provisioned, Released volume: the provisioner's subscription leaves static ones out (`unprovisioned`),
+    // and provisioned ones that are not Released (`unreleased`).
+    const made = await core.createPersistentVolume({ body: { metadata: { name: 'written', annotations: { 'pv.kubernetes.io/provisioned-by': 'example.com/p' } }, spec } });
+    const created = await core.replacePersistentVolumeStatus({ name: 'written', body: { ...made, status: { phase: 'Released' } } });
     const first = await startOne();
     const seen = (consumer: string, rv: string) => recorder.events(consumer).some((e) => e.key === 'written' && e.resourceVersion === rv);
     await eventually(() => seen('binder', created.metadata!.resourceVersion!) && seen('provisioner', created.metadata!.resourceVersion!), 20_000, 'initial version at both');

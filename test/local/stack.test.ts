@@ -38,7 +38,7 @@ describe('local stack', () => {
   // slow enough that the next receive (other message groups) starts while a batch is still running
   const recorder = new EventRecorder({ delayMs: 200 });
   const extra: SqsEventSource[] = [];
-  const truth: { kind: string; key: string; rv: string; boundClaim: boolean; unprovisioned: boolean; unshared: boolean }[] = [];
+  const truth: { kind: string; key: string; rv: string; boundClaim: boolean; unprovisioned: boolean; unshared: boolean; unreleased: boolean }[] = [];
   let unsubscribe: (() => void) | undefined;
   const stateDir = join(process.env.TMPDIR ?? '/tmp', `claimflow-stack-test-${process.pid}`);
 
@@ -57,7 +57,7 @@ describe('local stack', () => {
       const meta = event.object.metadata;
       if (!kind) return;
       if (kind === 'Service' && !meta.labels?.[VOLUME_LABEL]) return;
-      const boundClaim = kind === 'PersistentVolumeClaim' && (event.object as { status?: { phase?: string } }).status?.phase === 'Bound' && event.type !== 'DELETED';
+      const boundClaim = kind === 'PersistentVolumeClaim' && Boolean((event.object as { spec?: { volumeName?: string } }).spec?.volumeName) && event.type !== 'DELETED' && !meta.deletionTimestamp;
       // No provisioner asked for (claim) or able to own it (volume): the provisioner's filter leaves it out.
       const annotations = meta.annotations ?? {};
       const unprovisioned =
@@ -70,7 +70,10 @@ describe('local stack', () => {
         (kind === 'PersistentVolumeClaim' && (event.type === 'DELETED' || (Array.isArray(modes) && !modes.includes('ReadWriteMany')))) ||
         ((kind === 'Service' || kind === 'Endpoints') && event.type !== 'DELETED') ||
         (kind === 'VolumeAttachment' && event.type === 'DELETED');
-      truth.push({ kind, key: meta.namespace ? `${meta.namespace}/${meta.name}` : meta.name!, rv: meta.resourceVersion!, boundClaim, unprovisioned, unshared });
+      // A volume not Released, not being deleted, without the provisioner's finalizer: its filter (AddFinalizer off) leaves it out.
+      const unreleased = kind === 'PersistentVolume' && event.type !== 'DELETED' && (event.object as { status?: { phase?: string } }).status?.phase !== 'Released' &&
+        !meta.deletionTimestamp && !(meta.finalizers ?? []).includes('external-provisioner.volume.kubernetes.io/finalizer');
+      truth.push({ kind, key: meta.namespace ? `${meta.namespace}/${meta.name}` : meta.name!, rv: meta.resourceVersion!, boundClaim, unprovisioned, unshared, unreleased });
     });
   });
 
@@ -152,12 +155,21 @@ describe('local stack', () => {
       }
     }
 
-    // Two claims turn Bound (as the binder's status write does): their later changes skip the provisioner.
+    // Two claims are bound as the binder binds them (spec.volumeName, then status Bound): from the first of
+    // those writes on, their changes skip the provisioner.
     for (const i of [0, 1]) {
+      const pending = store.get({ resource: '/persistentvolumeclaims', namespace: 'default', name: `claim-${i}` })!;
+      store.update('/persistentvolumeclaims', { ...pending, spec: { ...(pending.spec as object), volumeName: `pv-${i}` } });
       const claim = store.get({ resource: '/persistentvolumeclaims', namespace: 'default', name: `claim-${i}` })!;
       store.update('/persistentvolumeclaims', { ...claim, status: { phase: 'Bound' } }, 'status');
       const bound = store.get({ resource: '/persistentvolumeclaims', namespace: 'default', name: `claim-${i}` })!;
       store.update('/persistentvolumeclaims', { ...bound, metadata: { ...bound.metadata, labels: { after: 'bound' } } });
+    }
+
+    // Two provisioned volumes are released (their claims gone, as the binder marks them): the provisioner gets those.
+    for (const i of [2, 4]) {
+      const pv = store.get({ resource: '/persistentvolumes', namespace: '', name: `pv-${i}` })!;
+      store.update('/persistentvolumes', { ...pv, status: { phase: 'Released' } }, 'status');
     }
 
     // The Service deleted (recreate it: delivered) and the attachment deleted (nothing to do: left out).
@@ -166,7 +178,7 @@ describe('local stack', () => {
 
     const expectedFor = (consumer: string) =>
       truth.filter(
-        (t) => ADMITS[consumer].includes(t.kind) && !(consumer === 'provisioner' && (t.boundClaim || t.unprovisioned)) && !(consumer === 'SharedVolumeQueue' && t.unshared),
+        (t) => ADMITS[consumer].includes(t.kind) && !(consumer === 'provisioner' && (t.boundClaim || t.unprovisioned || t.unreleased)) && !(consumer === 'SharedVolumeQueue' && t.unshared),
       );
     const id = (e: { kind: string; key: string; rv?: string; resourceVersion?: string }) => `${e.kind}|${e.key}|${e.rv ?? e.resourceVersion}`;
     await eventually(
@@ -187,13 +199,15 @@ describe('local stack', () => {
       }
     }
     assert.ok(truth.some((t) => t.kind === 'Service') && truth.some((t) => t.kind === 'VolumeAttachment'));
-    assert.equal(truth.filter((t) => t.boundClaim).length, 4, 'two claims, each Bound and then relabelled');
+    assert.equal(truth.filter((t) => t.boundClaim).length, 6, 'two claims, each given its volumeName, then Bound, then relabelled');
     const provisioned = recorder.events('provisioner').filter((e) => e.kind === 'PersistentVolume' || e.kind === 'PersistentVolumeClaim');
-    assert.ok(provisioned.length >= 6 && truth.filter((t) => t.unprovisioned).length >= 12, 'both sides of the unprovisioned filter were exercised');
+    assert.ok(provisioned.length >= 5 && truth.filter((t) => t.unprovisioned).length >= 12, 'both sides of the unprovisioned filter were exercised');
+    assert.deepEqual(provisioned.filter((e) => e.kind === 'PersistentVolume').map((e) => e.key).sort(), ['pv-2', 'pv-4'], 'of the volumes, only the two Released ones reach the provisioner');
+    assert.ok(truth.filter((t) => t.unreleased && !t.unprovisioned).length >= 12, 'provisioned volumes\' other changes were left out');
     const shared = recorder.events('SharedVolumeQueue');
     assert.ok(shared.some((e) => e.key === 'default/claim-0') && shared.some((e) => e.kind === 'Service' && e.type === 'DELETED'), 'shared claims and a deleted Service reach shared-volume');
     assert.ok(truth.filter((t) => t.unshared && t.kind === 'PersistentVolumeClaim').length >= 6 && truth.some((t) => t.unshared && t.kind === 'Service'), 'both sides of the unshared filter were exercised');
-    assert.equal(recorder.events('binder').filter((e) => e.kind === 'PersistentVolumeClaim' && truth.some((t) => t.boundClaim && t.key === e.key && t.rv === e.resourceVersion)).length, 4, 'the binder still gets them');
+    assert.equal(recorder.events('binder').filter((e) => e.kind === 'PersistentVolumeClaim' && truth.some((t) => t.boundClaim && t.key === e.key && t.rv === e.resourceVersion)).length, 6, 'the binder still gets them');
     assert.ok(recorder.maxInFlight('binder') >= 2, `binder ran ${recorder.maxInFlight('binder')} invocations at once`);
     assert.equal(stack.eventSources.binder.stats.fifoOrderViolations, 0);
     assert.equal(stack.eventSources.binder.stats.wholeBatchFailures, 0);

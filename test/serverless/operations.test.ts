@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 import { compileTemplate, type CfnResource, type CfnTemplate } from '../../infra/local/stack/template.ts';
-import { referencedId } from '../../infra/local/stack/wiring.ts';
+import { referencedId, resolveIfs } from '../../infra/local/stack/wiring.ts';
 import { HEARTBEAT_METRIC } from '../../lib/forwarder/heartbeat.ts';
 import { CONTROLLERS, queueNames, SERVICE, tableNamesOf } from '../../lib/ops/controllers.ts';
 import { PARKED_KEYS_METRIC } from '../../lib/resync/parked.ts';
@@ -41,22 +41,9 @@ const dimension = (p: any, name: string) => p.Dimensions?.find((d: any) => d.Nam
 /** The alarms on `metric` in `namespace`. */
 const on = (t: CfnTemplate, namespace: string, metric: string) => alarms(t).filter(([, a]) => a.Properties!.Namespace === namespace && a.Properties!.MetricName === metric);
 
-/** Evaluates the few condition functions the template uses, for `Fn::If`. */
-function evaluate(t: CfnTemplate, value: any): any {
-  if (Array.isArray(value)) return value.map((v) => evaluate(t, v));
-  if (!value || typeof value !== 'object') return value;
-  if ('Fn::If' in value) {
-    const [condition, yes, no] = value['Fn::If'];
-    return evaluate(t, condition$(t, (t as any).Conditions[condition]) ? yes : no);
-  }
-  return value;
-}
-function condition$(t: CfnTemplate, c: any): boolean {
-  if ('Fn::Not' in c) return !condition$(t, c['Fn::Not'][0]);
-  if ('Fn::Equals' in c) return c['Fn::Equals'][0] === c['Fn::Equals'][1];
-  throw new Error(`condition ${JSON.stringify(c)}`);
-}
-const NO_VALUE = { Ref: 'AWS::NoValue' };
+/** A property as CloudFormation sees it (`Fn::If` chosen, `AWS::NoValue` dropped: undefined). */
+const evaluate = (t: CfnTemplate, value: unknown): unknown => resolveIfs(t, value);
+const NO_VALUE = undefined;
 
 const dlqIds = (t: CfnTemplate): string[] =>
   ofType(t, 'AWS::SQS::Queue').flatMap(([, q]) => (q.Properties!.RedrivePolicy ? [referencedId(q.Properties!.RedrivePolicy.deadLetterTargetArn)] : []));

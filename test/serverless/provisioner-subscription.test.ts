@@ -8,7 +8,7 @@
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { compileTemplate, type CfnResource, type CfnTemplate } from '../../infra/local/stack/template.ts';
-import { readWiring, referencedId } from '../../infra/local/stack/wiring.ts';
+import { readWiring, referencedId, resolveIfs } from '../../infra/local/stack/wiring.ts';
 import { createProvisionerController } from '../../lib/provisioner/controller.ts';
 import { provisionerOptionsFromEnv } from '../../lib/provisioner/options.ts';
 import type { Provisioner } from '../../lib/provisioner/types.ts';
@@ -38,8 +38,9 @@ describe('serverless.yml: the provisioner subscription', () => {
     const sub = dev.Resources.ProvisionerSubscription.Properties!;
     assert.equal(referencedId(sub.Endpoint), 'ProvisionerQueue');
     assert.equal(sub.FilterPolicyScope, 'MessageAttributes');
-    assert.deepEqual([...sub.FilterPolicy.kind].sort(), KINDS, 'the filter names VolumeAttachment');
-    assert.deepEqual([...sub.FilterPolicy.kind].sort(), controllerKinds(), 'every kind the controller reconciles, no other');
+    const policy = resolveIfs(dev, sub.FilterPolicy) as { kind: string[] };
+    assert.deepEqual([...policy.kind].sort(), KINDS, 'the filter names VolumeAttachment');
+    assert.deepEqual([...policy.kind].sort(), controllerKinds(), 'every kind the controller reconciles, no other');
     const fn = dev.Resources.ProvisionerLambdaFunction.Properties!;
     assert.equal(referencedId(fn.Environment.Variables.PROVISIONER_QUEUE_URL), 'ProvisionerQueue');
     const role = dev.Resources[referencedId(fn.Role)];

@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { PROJECT_ROOT } from '../../infra/build/bundle.ts';
 import { compileTemplate, type CfnResource, type CfnTemplate } from '../../infra/local/stack/template.ts';
-import { referencedId } from '../../infra/local/stack/wiring.ts';
+import { activeResources, referencedId } from '../../infra/local/stack/wiring.ts';
 
 const KEY = 'arn:aws:kms:eu-west-1:123456789012:key/1111aaaa-2222-bbbb-3333-cccc4444dddd';
 const SECRET = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:storageos-api-AbCdEf';
@@ -30,41 +30,7 @@ const KUBE_FUNCTIONS = ['BinderLambdaFunction', 'ProvisionerLambdaFunction', 'Sh
 const STORAGE_FUNCTIONS = ['ProvisionerLambdaFunction', 'SharedVolumeLambdaFunction', 'LabelSyncLambdaFunction'];
 
 /** The template as CloudFormation would see it: conditions evaluated, `Fn::If` chosen, `AWS::NoValue` dropped, inactive resources removed. */
-function evaluate(t: CfnTemplate): Record<string, CfnResource> {
-  const conditions = (t as any).Conditions ?? {};
-  const cond = (c: any): boolean => {
-    if (typeof c === 'object' && c && 'Condition' in c) return cond(conditions[c.Condition]);
-    if ('Fn::Not' in c) return !cond(c['Fn::Not'][0]);
-    if ('Fn::And' in c) return c['Fn::And'].every(cond);
-    if ('Fn::Or' in c) return c['Fn::Or'].some(cond);
-    if ('Fn::Equals' in c) return String(c['Fn::Equals'][0]) === String(c['Fn::Equals'][1]);
-    throw new Error(`condition ${JSON.stringify(c)}`);
-  };
-  const NO_VALUE = Symbol('NoValue');
-  const walk = (v: any): any => {
-    if (Array.isArray(v)) return v.map(walk).filter((x) => x !== NO_VALUE);
-    if (v && typeof v === 'object') {
-      if (v.Ref === 'AWS::NoValue') return NO_VALUE;
-      if ('Fn::If' in v) {
-        const [name, yes, no] = v['Fn::If'];
-        return walk(cond(conditions[name]) ? yes : no);
-      }
-      const out: any = {};
-      for (const [k, x] of Object.entries(v)) {
-        const w = walk(x);
-        if (w !== NO_VALUE) out[k] = w;
-      }
-      return out;
-    }
-    return v;
-  };
-  const out: Record<string, CfnResource> = {};
-  for (const [id, r] of Object.entries(t.Resources)) {
-    if (r.Condition !== undefined && !cond(conditions[r.Condition])) continue;
-    out[id] = walk(r);
-  }
-  return out;
-}
+const evaluate = (t: CfnTemplate): Record<string, CfnResource> => activeResources(t);
 
 /** A resource entry as concrete ARN patterns (pseudo parameters substituted); undefined for Ref/GetAtt of a resource. */
 function patterns(r: unknown): string[] | undefined {

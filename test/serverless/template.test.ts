@@ -15,7 +15,7 @@ import { promisify } from 'node:util';
 import { PROJECT_ROOT } from '../../infra/build/bundle.ts';
 import { readFunctionSpecs } from '../../infra/build/functions.ts';
 import { compileTemplate, type CfnResource, type CfnTemplate } from '../../infra/local/stack/template.ts';
-import { readWiring, referencedId } from '../../infra/local/stack/wiring.ts';
+import { readWiring, referencedId, resolveIfs } from '../../infra/local/stack/wiring.ts';
 import { ENV } from '../../lib/runtime/reconcile.ts';
 import { cacheTableDefinition, controlTableDefinition } from '../../lib/state/tables.ts';
 
@@ -86,15 +86,30 @@ describe('serverless.yml → CloudFormation', () => {
             kind: FILTERS[queue],
             // the provisioner has nothing to do for a claim already Bound (lib/runtime/message.ts isBoundClaim)
             // nor for a static claim or volume (isUnprovisioned)
-            ...(queue === 'ProvisionerQueue' ? { boundClaim: [{ exists: false }], unprovisioned: [{ exists: false }] } : {}),
+            // and (AddFinalizer off, the default) for a volume that is not Released (isUnreleased)
+            ...(queue === 'ProvisionerQueue' ? { boundClaim: [{ exists: false }], unprovisioned: [{ exists: false }], unreleased: [{ exists: false }] } : {}),
             $or: [{ writer: [{ exists: false }] }, { writer: [{ 'anything-but': [writer] }] }],
           }
         : queue === 'SharedVolumeQueue'
           ? // nor what the shared-volume controller does nothing for (isUnshared)
             { kind: FILTERS[queue], unshared: [{ exists: false }] }
           : { kind: FILTERS[queue] };
-      assert.deepEqual(s.FilterPolicy, expected, `${queue} filter`);
+      assert.deepEqual(resolveIfs(template, s.FilterPolicy), expected, `${queue} filter`);
     }
+  });
+
+  it('provisionerAddFinalizer=true: the provisioner adds its finalizer, and its subscription keeps the volume changes that needs', async () => {
+    const on = await compileTemplate({ stage: 'dev', region: 'eu-west-1', params: { provisionerAddFinalizer: 'true' } });
+    const policy = resolveIfs(on, on.Resources.ProvisionerSubscription.Properties!.FilterPolicy) as Record<string, unknown>;
+    assert.equal(policy.unreleased, undefined, 'no unreleased filter');
+    assert.deepEqual(policy.boundClaim, [{ exists: false }]);
+    assert.equal(on.Resources.ProvisionerLambdaFunction.Properties!.Environment.Variables.PROVISIONER_ADD_FINALIZER, 'true');
+    assert.equal(R.ProvisionerLambdaFunction.Properties!.Environment.Variables.PROVISIONER_ADD_FINALIZER, 'false', 'off by default');
+    // The local stack reads the same choice from the template.
+    const local = readWiring(on).subscriptions.find((sub) => sub.queue === 'ProvisionerQueue')!;
+    assert.equal((local.filterPolicy as Record<string, unknown>).unreleased, undefined);
+    const dflt = readWiring(template).subscriptions.find((sub) => sub.queue === 'ProvisionerQueue')!;
+    assert.deepEqual((dflt.filterPolicy as Record<string, unknown>).unreleased, [{ exists: false }]);
   });
 
   it('lets only the forwarder role publish to the topic', () => {

@@ -21,6 +21,8 @@ const execFileAsync = promisify(execFile);
 export interface CfnTemplate {
   Resources: Record<string, CfnResource>;
   Outputs?: Record<string, unknown>;
+  /** Named conditions (`Fn::Equals`, `Fn::Not`, …); osls has already put every `${param:…}` in. */
+  Conditions?: Record<string, unknown>;
 }
 
 export interface CfnResource {

@@ -122,6 +122,74 @@ export function referencedId(value: unknown): string {
 
 const bool = (v: unknown, fallback: boolean): boolean => (v === undefined ? fallback : v === true || v === 'true');
 
+/**
+ * Whether the template's condition `name` holds. Conditions are evaluated as CloudFormation does for the
+ * functions serverless.yml uses (`Fn::Equals`, `Fn::Not`, `Fn::And`, `Fn::Or`, `Condition`) over literals:
+ * osls has already put every stage parameter in.
+ */
+export function conditionHolds(template: CfnTemplate, name: string, seen: readonly string[] = []): boolean {
+  if (seen.includes(name)) throw new WiringError(`condition ${name} refers to itself`);
+  const body = template.Conditions?.[name];
+  if (body === undefined) throw new WiringError(`condition ${name} is not in the template`);
+  const evaluate = (value: unknown): boolean => {
+    if (!value || typeof value !== 'object' || Array.isArray(value)) throw new WiringError(`condition ${name}: cannot evaluate ${JSON.stringify(value)}`);
+    const [[fn, args]] = Object.entries(value as Record<string, unknown>);
+    const list = Array.isArray(args) ? args : [args];
+    switch (fn) {
+      case 'Fn::Equals':
+        return JSON.stringify(literal(list[0])) === JSON.stringify(literal(list[1]));
+      case 'Fn::Not':
+        return !evaluate(list[0]);
+      case 'Fn::And':
+        return list.every(evaluate);
+      case 'Fn::Or':
+        return list.some(evaluate);
+      case 'Condition':
+        return conditionHolds(template, String(args), [...seen, name]);
+      default:
+        throw new WiringError(`condition ${name}: ${fn} is not supported locally`);
+    }
+  };
+  const literal = (value: unknown): unknown => {
+    if (value && typeof value === 'object') throw new WiringError(`condition ${name}: ${JSON.stringify(value)} is not a literal`);
+    return String(value);
+  };
+  return evaluate(body);
+}
+
+const NO_VALUE = Symbol('AWS::NoValue');
+
+/**
+ * `value` as CloudFormation sees it: every `Fn::If` replaced by the branch its condition picks, and every
+ * `Ref: AWS::NoValue` dropped from its object or array (undefined when `value` itself is one).
+ */
+export function resolveIfs(template: CfnTemplate, value: unknown): unknown {
+  const walk = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(walk).filter((x) => x !== NO_VALUE);
+    if (!v || typeof v !== 'object') return v;
+    const entries = Object.entries(v as Record<string, unknown>);
+    if (entries.length === 1 && entries[0][0] === 'Ref' && entries[0][1] === 'AWS::NoValue') return NO_VALUE;
+    if (entries.length === 1 && entries[0][0] === 'Fn::If') {
+      const args = entries[0][1];
+      if (!Array.isArray(args) || args.length !== 3) throw new WiringError(`Fn::If needs [condition, then, else], got ${JSON.stringify(args)}`);
+      return walk(conditionHolds(template, String(args[0])) ? args[1] : args[2]);
+    }
+    return Object.fromEntries(entries.map(([k, x]) => [k, walk(x)] as const).filter(([, x]) => x !== NO_VALUE));
+  };
+  const out = walk(value);
+  return out === NO_VALUE ? undefined : out;
+}
+
+/** The resources CloudFormation would create: those whose `Condition` holds, each through {@link resolveIfs}. */
+export function activeResources(template: CfnTemplate): Record<string, CfnResource> {
+  const out: Record<string, CfnResource> = {};
+  for (const [id, r] of Object.entries(template.Resources)) {
+    if (r.Condition !== undefined && !conditionHolds(template, r.Condition)) continue;
+    out[id] = resolveIfs(template, r) as CfnResource;
+  }
+  return out;
+}
+
 /** The logical id a role reference points at, or undefined (a literal ARN). */
 function roleOf(value: unknown): string | undefined {
   try {
@@ -204,7 +272,7 @@ export function readWiring(template: CfnTemplate): Wiring {
           topic: referencedId(p.TopicArn),
           queue: referencedId(p.Endpoint),
           rawMessageDelivery: bool(p.RawMessageDelivery, false),
-          filterPolicy: p.FilterPolicy,
+          filterPolicy: resolveIfs(template, p.FilterPolicy),
           filterPolicyScope: p.FilterPolicyScope,
         };
       }),

@@ -1,7 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isBoundClaim, isUnprovisioned, isUnshared, messageAttributes, messageDeduplicationId, MESSAGE_VERSION, type ClusterEvent } from '../../../lib/runtime/message.ts';
+import { isBoundClaim, isUnprovisioned, isUnreleased, isUnshared, messageAttributes, messageDeduplicationId, MESSAGE_VERSION, type ClusterEvent } from '../../../lib/runtime/message.ts';
 import { triggerFor } from '../../../lib/shared-volume/triggers.ts';
+import { planVolumeSync } from '../../../lib/provisioner/volume.ts';
 
 const event = (partial: Partial<ClusterEvent>): ClusterEvent => ({
   v: MESSAGE_VERSION,
@@ -38,25 +39,28 @@ describe('messageDeduplicationId', () => {
   });
 });
 
-describe('boundClaim: the provisioner\u2019s subscription leaves out changes of claims already Bound', () => {
-  const claim = (phase: string | undefined, deleting = false) => ({
+describe('boundClaim: the provisioner\u2019s subscription leaves out changes of claims bound to a volume', () => {
+  const claim = (phase: string | undefined, volumeName: string | undefined, deleting = false) => ({
     metadata: { name: 'c', namespace: 'ns', ...(deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}) },
-    spec: { volumeName: phase === 'Bound' ? 'pv-1' : undefined },
+    spec: { ...(volumeName !== undefined ? { volumeName } : {}) },
     ...(phase ? { status: { phase } } : {}),
   });
   const pvc = (partial: Partial<ClusterEvent>) => event({ kind: 'PersistentVolumeClaim', key: 'ns/c', ...partial });
   const table: Array<[string, ClusterEvent, boolean]> = [
-    ['a Bound claim changed', pvc({ object: claim('Bound') }), true],
-    ['a Bound claim added (relist, restore)', pvc({ type: 'ADDED', object: claim('Bound') }), true],
-    ['a Bound claim seen on a relist', pvc({ type: 'SYNC', object: claim('Bound') }), true],
-    ['a Pending claim', pvc({ object: claim('Pending') }), false],
-    ['a claim with no status yet', pvc({ object: claim(undefined) }), false],
-    ['a Lost claim', pvc({ object: claim('Lost') }), false],
-    ['a Bound claim being deleted', pvc({ object: claim('Bound', true) }), false],
-    ['a Bound claim deleted', pvc({ type: 'DELETED', object: claim('Bound') }), false],
-    ['a requeue', pvc({ type: 'REQUEUE', object: claim('Bound') }), false],
+    ['a Bound claim changed', pvc({ object: claim('Bound', 'pv-1') }), true],
+    ['a Bound claim added (relist, restore)', pvc({ type: 'ADDED', object: claim('Bound', 'pv-1') }), true],
+    ['a Bound claim seen on a relist', pvc({ type: 'SYNC', object: claim('Bound', 'pv-1') }), true],
+    ['the binder\u2019s bind, still Pending (spec.volumeName set)', pvc({ object: claim('Pending', 'pv-1') }), true],
+    ['a claim created pre-bound to a volume', pvc({ type: 'ADDED', object: claim(undefined, 'pv-static') }), true],
+    ['a Lost claim (its volume gone)', pvc({ object: claim('Lost', 'pv-1') }), true],
+    ['a Pending claim', pvc({ object: claim('Pending', undefined) }), false],
+    ['a Pending claim with an empty volumeName', pvc({ object: claim('Pending', '') }), false],
+    ['a claim with no status yet', pvc({ object: claim(undefined, undefined) }), false],
+    ['a Bound claim being deleted', pvc({ object: claim('Bound', 'pv-1', true) }), false],
+    ['a Bound claim deleted', pvc({ type: 'DELETED', object: claim('Bound', 'pv-1') }), false],
+    ['a requeue', pvc({ type: 'REQUEUE', object: claim('Bound', 'pv-1') }), false],
     ['a message without its object (too large)', pvc({}), false],
-    ['a Bound volume', event({ object: { metadata: { name: 'pv-1' }, status: { phase: 'Bound' } } }), false],
+    ['a Bound volume', event({ object: { metadata: { name: 'pv-1' }, spec: { claimRef: { name: 'c' } }, status: { phase: 'Bound' } } }), false],
   ];
   for (const [name, e, bound] of table) {
     test(name, () => {
@@ -129,4 +133,54 @@ describe('unshared: the shared-volume subscription leaves out what its controlle
       if (unshared) assert.equal(triggerFor({ cluster: e.cluster, kind: e.kind, key: e.key, event: e } as never), undefined);
     });
   }
+});
+
+describe('unreleased: the provisioner\u2019s subscription (AddFinalizer off) leaves out volume changes it does nothing for', () => {
+  const FINALIZER = 'external-provisioner.volume.kubernetes.io/finalizer';
+  const volume = (phase: string | undefined, extra: { finalizers?: string[]; deleting?: boolean; policy?: string } = {}) => ({
+    metadata: {
+      name: 'pv-1',
+      annotations: { 'pv.kubernetes.io/provisioned-by': 'example.com/p' },
+      ...(extra.finalizers ? { finalizers: extra.finalizers } : {}),
+      ...(extra.deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}),
+    },
+    spec: { persistentVolumeReclaimPolicy: extra.policy ?? 'Delete', claimRef: { namespace: 'ns', name: 'c', uid: 'u' } },
+    ...(phase ? { status: { phase } } : {}),
+  });
+  const pv = (partial: Partial<ClusterEvent>) => event({ kind: 'PersistentVolume', key: 'pv-1', ...partial });
+  const table: Array<[string, ClusterEvent, boolean]> = [
+    ['created, no status yet', pv({ type: 'ADDED', object: volume(undefined) }), true],
+    ['Pending', pv({ object: volume('Pending') }), true],
+    ['Available', pv({ object: volume('Available') }), true],
+    ['Bound (the binder\u2019s status write)', pv({ object: volume('Bound') }), true],
+    ['Bound, Retain', pv({ object: volume('Bound', { policy: 'Retain' }) }), true],
+    ['Failed', pv({ object: volume('Failed') }), true],
+    ['Bound, seen on a relist', pv({ type: 'SYNC', object: volume('Bound') }), true],
+    ['Released: to be deleted', pv({ object: volume('Released') }), false],
+    ['Released, Retain', pv({ object: volume('Released', { policy: 'Retain' }) }), false],
+    ['Bound with our finalizer (to be removed with AddFinalizer off)', pv({ object: volume('Bound', { finalizers: [FINALIZER] }) }), false],
+    ['being deleted', pv({ object: volume('Bound', { deleting: true }) }), false],
+    ['deleted', pv({ type: 'DELETED', object: volume('Bound') }), false],
+    ['a requeue', pv({ type: 'REQUEUE', object: volume('Bound') }), false],
+    ['a message without its object (too large)', pv({}), false],
+    ['a Pending claim', event({ kind: 'PersistentVolumeClaim', key: 'ns/c', object: { metadata: { name: 'c' }, spec: {}, status: { phase: 'Pending' } } }), false],
+  ];
+  const off = { provisionerName: 'example.com/p', additionalProvisionerNames: [], addFinalizer: false };
+  const on = { ...off, addFinalizer: true };
+  const provisioner = { provision: async () => ({ state: 'Finished' as const }), delete: async () => {} };
+  for (const [name, e, unreleased] of table) {
+    test(name, () => {
+      assert.equal(isUnreleased(e), unreleased);
+      assert.equal(messageAttributes(e).unreleased?.StringValue, unreleased ? 'true' : undefined);
+      if (!unreleased) return;
+      // Safe by construction: with AddFinalizer off, the provisioner's volume sync plans nothing for it.
+      const plan = planVolumeSync(off, provisioner as never, { signal: new AbortController().signal } as never, e.object as never);
+      assert.deepEqual([plan.finalizers, plan.delete], [undefined, false]);
+    });
+  }
+  test('with AddFinalizer on, a Bound volume it marks needs the finalizer: that is why the filter is off then', () => {
+    const plan = planVolumeSync(on, provisioner as never, { signal: new AbortController().signal } as never, volume('Bound') as never);
+    assert.deepEqual(plan.finalizers, [FINALIZER]);
+    assert.equal(isUnreleased(pv({ object: volume('Bound') })), true);
+  });
 });
