@@ -36,7 +36,7 @@ import { CLAIM_REF_INDEX, PENDING_CLAIM_INDEX, VOLUME_MATCH_INDEX, claimRefPk, p
 import { BinderApi } from './api.ts';
 import { applyActions } from './apply.ts';
 import { ANN_BIND_COMPLETED, ANN_STORAGE_PROVISIONER, ClaimPhase, Reason, VolumePhase } from './constants.ts';
-import { checkAccessModes, claimRequest, claimToClaimKey, getPersistentVolumeClaimClass, getPersistentVolumeClass, hasAnnotation, persistentVolumeClaimHasClass } from './helpers.ts';
+import { accessModesIndexKey, checkAccessModes, claimRequest, claimToClaimKey, getPersistentVolumeClaimClass, getPersistentVolumeClass, hasAnnotation, persistentVolumeClaimHasClass } from './helpers.ts';
 import { prefetchKey } from '../state/key-state.ts';
 import { findMatchingVolume } from './match.ts';
 import { getDefaultClass, isDelayBindingMode } from './provision.ts';
@@ -312,7 +312,7 @@ async function reconcileVolume(request: Pick<ReconcileRequest, 'key' | 'event' |
   const written = await apply({ ...result, actions }, deps, outcome, { volume, ...(claim ? { claim } : {}) });
   const latest = (written.filter((o) => o.metadata.name === volume.metadata.name).pop() as PersistentVolume | undefined) ?? volume;
   if (inline && !(await bindClaimInline(request, latest, claim, deps, outcome))) {
-    await deps.enqueue('PersistentVolumeClaim', claimToClaimKey(claim), claim.metadata.uid ?? '', claim.metadata.resourceVersion ?? '0', `enqueue-${claim.metadata.resourceVersion ?? 0}`);
+    await deps.enqueue('PersistentVolumeClaim', claimToClaimKey(claim), claim.metadata.uid ?? '', claim.metadata.resourceVersion ?? '0', `inline-${latest.metadata.resourceVersion ?? 0}`);
     outcome.enqueued++;
   }
   if (latest.status?.phase === VolumePhase.Available && !latest.spec.claimRef) {
@@ -360,6 +360,10 @@ async function bindClaimInline(
   } catch {
     return false; // the claim's own sync reports the class error
   }
+  // Upstream reads access-mode sets fewest modes first and stops at the first match: only a volume in the
+  // claim's own set is certain to win over every free volume (review: a RWO+ROX pre-bound volume loses to a
+  // free RWO one).
+  if (accessModesIndexKey(volume.spec.accessModes) !== accessModesIndexKey(claim.spec.accessModes)) return false;
   if (findMatchingVolume(claim, [volume], delayBinding)?.metadata.name !== volume.metadata.name) return false;
   const result = syncClaim({ claim, volumes: [volume], classes });
   const binds = result.actions.some((a) => a.action === 'write' && a.kind === 'PersistentVolumeClaim' && (a.object as PersistentVolumeClaim).spec?.volumeName === volume.metadata.name);
@@ -368,8 +372,14 @@ async function bindClaimInline(
   try {
     await apply(result, deps, inner, { volume, claim });
   } catch (error) {
-    deps.logger?.info('binding the claim with its volume failed; the claim is requeued', { claim: claimToClaimKey(claim), volume: volume.metadata.name, error: String(error) });
+    deps.logger?.info('binding the claim with its volume failed; the claim and the volume are requeued', { claim: claimToClaimKey(claim), volume: volume.metadata.name, error: String(error) });
     outcome.writes += inner.writes;
+    // A volume write may have landed (status Bound, tagged as ours, out of the resync index): its own sync
+    // must see the outcome, or a volume bound to a claim bound elsewhere is never revisited.
+    if (inner.writes > 0) {
+      await deps.enqueue('PersistentVolume', volume.metadata.name, volume.metadata.uid ?? '', volume.metadata.resourceVersion ?? '0', `inline-failed-${volume.metadata.resourceVersion ?? 0}`);
+      outcome.enqueued++;
+    }
     return false;
   }
   outcome.writes += inner.writes;

@@ -153,7 +153,7 @@ describe('binder: a claim deleted while it binds releases the volume that names 
     const outcome = await reconcile('PersistentVolume', pvName);
     assert.equal(outcome.writes, 2, 'the volume status, then the claim PUT that found it gone');
     assert.equal(outcome.inlineBound, undefined);
-    assert.deepEqual(queue, [{ kind: 'PersistentVolumeClaim', key: `${ns}/inline` }], 'the claim is requeued: its own sync decides');
+    assert.deepEqual(queue, [{ kind: 'PersistentVolume', key: pvName }, { kind: 'PersistentVolumeClaim', key: `${ns}/inline` }], 'the volume (its status was written) and the claim are requeued: their own syncs decide');
     assert.equal((await core.readPersistentVolume({ name: pvName })).status?.phase, 'Bound', 'the PV side of the bind was written');
     queue.length = 0;
     await observe('PersistentVolumeClaim', 'inline');
