@@ -305,10 +305,10 @@ async function reconcileVolume(request: Pick<ReconcileRequest, 'key' | 'event' |
   // The claim requeue of a volume bound on its side only: completed here when the claim's sync would bind
   // this volume anyway (see bindClaimInline), else sent as upstream sends it.
   const claim = snapshot.claim;
-  const inline = deps.inlineBind !== false && claim !== undefined && result.actions.some(
-    (a) => a.action === 'enqueue' && a.kind === 'PersistentVolumeClaim' && a.key === claimToClaimKey(claim),
-  );
-  const actions = inline ? result.actions.filter((a) => !(a.action === 'enqueue' && a.kind === 'PersistentVolumeClaim' && a.key === claimToClaimKey(claim))) : result.actions;
+  const claimKey = claim && claimToClaimKey(claim);
+  const requeuesClaim = (a: SyncResult['actions'][number]): boolean => a.action === 'enqueue' && a.kind === 'PersistentVolumeClaim' && a.key === claimKey;
+  const inline = deps.inlineBind !== false && claim !== undefined && result.actions.some(requeuesClaim);
+  const actions = inline ? result.actions.filter((a) => !requeuesClaim(a)) : result.actions;
   const written = await apply({ ...result, actions }, deps, outcome, { volume, ...(claim ? { claim } : {}) });
   const latest = (written.filter((o) => o.metadata.name === volume.metadata.name).pop() as PersistentVolume | undefined) ?? volume;
   if (inline && !(await bindClaimInline(request, latest, claim, deps, outcome))) {
@@ -373,13 +373,9 @@ async function bindClaimInline(
     await apply(result, deps, inner, { volume, claim });
   } catch (error) {
     deps.logger?.info('binding the claim with its volume failed; the claim and the volume are requeued', { claim: claimToClaimKey(claim), volume: volume.metadata.name, error: String(error) });
+    // apply requeued the volume if its write landed before the claim's failed.
     outcome.writes += inner.writes;
-    // A volume write may have landed (status Bound, tagged as ours, out of the resync index): its own sync
-    // must see the outcome, or a volume bound to a claim bound elsewhere is never revisited.
-    if (inner.writes > 0) {
-      await deps.enqueue('PersistentVolume', volume.metadata.name, volume.metadata.uid ?? '', volume.metadata.resourceVersion ?? '0', `inline-failed-${volume.metadata.resourceVersion ?? 0}`);
-      outcome.enqueued++;
-    }
+    outcome.enqueued += inner.enqueued;
     return false;
   }
   outcome.writes += inner.writes;
@@ -424,6 +420,7 @@ async function apply(
   });
   outcome.writes = deps.api.writes - before;
   deps.metrics?.addMetric(BinderMetric.apiWrites, MetricUnit.Count, outcome.writes);
+  if (applied.writeFailed) outcome.enqueued += await requeueVolumesWrittenBeforeClaim(result, applied.written, deps);
   if (applied.error) {
     const failed = result.actions.find((a) => a.action === 'write' && a.purpose === 'assignDefaultStorageClass');
     if (applied.writeFailed && failed) {
@@ -436,6 +433,26 @@ async function apply(
     throw applied.error;
   }
   return applied.written;
+}
+
+/**
+ * A bind writes the volume first and the claim after it. When the claim's write fails, the volume's
+ * writes have landed: tagged as the binder's own, their events skip its queue, and a Bound volume is not
+ * in the resync index either, so nothing would revisit a volume bound to a claim that then bound
+ * elsewhere (upstream's periodic resync of every volume would). Each such volume is requeued at the
+ * version written, and its own sync decides (completes, or unbinds it).
+ */
+async function requeueVolumesWrittenBeforeClaim(result: SyncResult, written: Array<PersistentVolume | PersistentVolumeClaim>, deps: BinderDeps): Promise<number> {
+  const writes = result.actions.filter((a) => a.action === 'write');
+  if (writes[written.length]?.kind !== 'PersistentVolumeClaim') return 0;
+  // the last version written of each volume
+  const volumes = new Map<string, PersistentVolume>();
+  written.forEach((object, i) => writes[i]!.kind === 'PersistentVolume' && volumes.set(object.metadata.name, object as PersistentVolume));
+  for (const volume of volumes.values()) {
+    const rv = volume.metadata.resourceVersion ?? '0';
+    await deps.enqueue('PersistentVolume', volume.metadata.name, volume.metadata.uid ?? '', rv, `claim-write-failed-${rv}`);
+  }
+  return volumes.size;
 }
 
 function recordWriteMetrics(purpose: string, kind: string, returned: PersistentVolume | PersistentVolumeClaim, deps: BinderDeps): void {

@@ -139,10 +139,11 @@ describe('binder: a claim deleted while it binds releases the volume that names 
     const outcome = await reconcile('PersistentVolumeClaim', `${ns}/late`, 'REQUEUE');
     assert.equal((await core.readPersistentVolume({ name: pvName })).status?.phase, 'Bound', 'the PV side of the bind was written');
     assert.equal(outcome.writes, 2, 'the volume status, then the claim PUT that found it gone');
+    assert.deepEqual(queue, [{ kind: 'PersistentVolume', key: pvName }], 'the volume written before the refused claim write is requeued');
     // The forwarder delivers the deletion; the claim's last state has no volumeName.
     await observe('PersistentVolumeClaim', 'late');
     await reconcile('PersistentVolumeClaim', `${ns}/late`, 'DELETED');
-    assert.deepEqual(queue, [{ kind: 'PersistentVolume', key: pvName }]);
+    assert.deepEqual(queue, [{ kind: 'PersistentVolume', key: pvName }, { kind: 'PersistentVolume', key: pvName }], 'and again by the deletion (byClaimRef)');
     await drain();
     assert.equal((await core.readPersistentVolume({ name: pvName })).status?.phase, 'Released');
   });

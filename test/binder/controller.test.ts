@@ -358,6 +358,50 @@ describe('binder shell against the emulator and dynalite', () => {
     assert.equal((await pvc('c')).spec?.volumeName, `${ns}-big`, 'the smallest free volume that fits, as upstream');
   });
 
+  it('a volume pre-bound in a wider access-mode set than its claim\'s binds nothing itself: a free volume in the claim\'s own set wins, as upstream', async () => {
+    // Upstream searches the claim's own mode set first and stops at its first match, so a free RWO volume
+    // beats a RWO+ROX volume pre-bound to the claim; only a pre-bound volume in the claim's own set is sure to win.
+    await createPV(`${ns}-rwo`, '1Gi');
+    const created = await createPVC('c', '1Gi');
+    queue.length = 0;
+    await core.createPersistentVolume({
+      body: {
+        metadata: { name: `${ns}-wide` },
+        spec: {
+          capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce', 'ReadOnlyMany'], persistentVolumeReclaimPolicy: 'Retain', storageClassName: ns, hostPath: { path: '/tmp/wide' },
+          claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: ns, name: 'c', uid: created.metadata?.uid },
+        },
+      },
+    });
+    await observePV(`${ns}-wide`);
+    const outcome = await reconcile('PersistentVolume', `${ns}-wide`);
+    assert.equal(outcome.inlineBound, undefined, 'no inline bind across access-mode sets');
+    assert.deepEqual(queue.filter((q) => q.kind === 'PersistentVolumeClaim'), [{ kind: 'PersistentVolumeClaim', key: `${ns}/c` }]);
+    await drain();
+    assert.equal((await pvc('c')).spec?.volumeName, `${ns}-rwo`, 'the free volume of the claim\'s own mode set');
+  });
+
+  it('a claim write refused after its volume\'s writes requeues the volume: its sync unbinds it once the claim is bound elsewhere', async () => {
+    await createPV(`${ns}-a`, '1Gi');
+    await createPV(`${ns}-b`, '2Gi');
+    await createPVC('c', '1Gi');
+    queue.length = 0;
+    kube.faults.inject({ verb: 'update', resource: 'persistentvolumeclaims', name: 'c', count: 1, status: 409 });
+    await assert.rejects(reconcile('PersistentVolumeClaim', `${ns}/c`), (e: unknown) => isConflict(e));
+    assert.equal((await pv(`${ns}-a`)).status?.phase, 'Bound', 'both volume writes landed');
+    // Tagged as the binder's own and Bound (out of the resync index): only this requeue brings the volume back.
+    assert.deepEqual(queue, [{ kind: 'PersistentVolume', key: `${ns}-a` }]);
+    // Meanwhile the claim's author binds it to the other volume.
+    const claim = await pvc('c');
+    await core.replaceNamespacedPersistentVolumeClaim({ name: 'c', namespace: ns, body: { ...claim, spec: { ...claim.spec, volumeName: `${ns}-b` } } });
+    await observePVC('c');
+    await observePV(`${ns}-a`);
+    await drain();
+    const a = await pv(`${ns}-a`);
+    assert.equal(a.spec?.claimRef, undefined, 'the controller-bound volume is unbound, as upstream\'s syncVolume does');
+    assert.equal(a.status?.phase, 'Available');
+  });
+
   it('WaitForFirstConsumer: a pre-bound volume binds in its own reconcile exactly as the requeued claim\'s sync binds it', async () => {
     // Upstream's PV controller matches with no node (findMatchingVolume(..., nil node, ...)): a volume pre-bound
     // to the claim binds even in delayed binding. Twin claims, one through each path, end alike.
