@@ -17,6 +17,7 @@ import { readFunctionSpecs } from '../../infra/build/functions.ts';
 import { compileTemplate, type CfnResource, type CfnTemplate } from '../../infra/local/stack/template.ts';
 import { readWiring, referencedId, resolveIfs } from '../../infra/local/stack/wiring.ts';
 import { ENV } from '../../lib/runtime/reconcile.ts';
+import { provisionerOptionsFromEnv } from '../../lib/provisioner/options.ts';
 import { cacheTableDefinition, controlTableDefinition } from '../../lib/state/tables.ts';
 
 const execFileAsync = promisify(execFile);
@@ -110,6 +111,29 @@ describe('serverless.yml → CloudFormation', () => {
     assert.equal((local.filterPolicy as Record<string, unknown>).unreleased, undefined);
     const dflt = readWiring(template).subscriptions.find((sub) => sub.queue === 'ProvisionerQueue')!;
     assert.deepEqual((dflt.filterPolicy as Record<string, unknown>).unreleased, [{ exists: false }]);
+  });
+
+  /** The message attribute names a filter policy reads (`$or` branches included). */
+  const attributeNames = (policy: unknown, into = new Set<string>()): Set<string> => {
+    if (Array.isArray(policy)) policy.forEach((p) => attributeNames(p, into));
+    else if (policy && typeof policy === 'object') {
+      for (const [k, v] of Object.entries(policy)) {
+        if (k === '$or') attributeNames(v, into);
+        else into.add(k);
+      }
+    }
+    return into;
+  };
+
+  it('provisionerAddFinalizer: the subscription agrees with the provisioner\'s options for every value they accept', async () => {
+    for (const value of ['true', '1', 'false', '0']) {
+      const t = await compileTemplate({ stage: 'dev', region: 'eu-west-1', params: { provisionerAddFinalizer: value } });
+      const env = t.Resources.ProvisionerLambdaFunction.Properties!.Environment.Variables as Record<string, string>;
+      const addsFinalizer = provisionerOptionsFromEnv({ PROVISIONER_BACKEND: 'local', PROVISIONER_ADD_FINALIZER: env.PROVISIONER_ADD_FINALIZER }).addFinalizer;
+      const policy = resolveIfs(t, t.Resources.ProvisionerSubscription.Properties!.FilterPolicy) as Record<string, unknown>;
+      assert.equal(policy.unreleased === undefined, addsFinalizer, `${value}: the unreleased filter is off exactly when the finalizer is added`);
+      assert.ok(attributeNames(policy).size <= 5, `${value}: SNS takes at most 5 attribute names (${[...attributeNames(policy)]})`);
+    }
   });
 
   it('lets only the forwarder role publish to the topic', () => {
