@@ -20,10 +20,19 @@ describe('conditionHolds', () => {
     Loop: { 'Fn::Not': [{ Condition: 'Loop' }] },
     Unsupported: { 'Fn::Contains': [['a'], 'a'] },
     NotLiteral: { 'Fn::Equals': [{ Ref: 'AWS::Region' }, 'eu-west-1'] },
+    Empty: {},
+    TwoFunctions: { 'Fn::Equals': ['a', 'a'], 'Fn::Not': [{ Condition: 'On' }] },
+    EqualsOneArg: { 'Fn::Equals': ['a'] },
+    EqualsThreeArgs: { 'Fn::Equals': ['a', 'a', 'b'] },
+    NotTwoArgs: { 'Fn::Not': [{ Condition: 'On' }, { Condition: 'Off' }] },
+    OrOneArg: { 'Fn::Or': [{ Condition: 'On' }] },
+    AndNotList: { 'Fn::And': { Condition: 'On' } },
+    ConditionNotName: { Condition: ['On'] },
+    Null: null,
   });
   const rows: Array<[string, boolean]> = [['On', true], ['Off', false], ['NumberAsString', true], ['NotOff', true], ['Both', true], ['Either', false]];
   for (const [name, holds] of rows) it(`${name} → ${holds}`, () => assert.equal(conditionHolds(t, name), holds));
-  for (const name of ['Loop', 'Unsupported', 'NotLiteral', 'Missing']) {
+  for (const name of ['Loop', 'Unsupported', 'NotLiteral', 'Missing', 'Empty', 'TwoFunctions', 'EqualsOneArg', 'EqualsThreeArgs', 'NotTwoArgs', 'OrOneArg', 'AndNotList', 'ConditionNotName', 'Null']) {
     it(`${name}: a clear error, never a guess`, () => assert.throws(() => conditionHolds(t, name), WiringError));
   }
 });

@@ -132,25 +132,35 @@ export function conditionHolds(template: CfnTemplate, name: string, seen: readon
   const body = template.Conditions?.[name];
   if (body === undefined) throw new WiringError(`condition ${name} is not in the template`);
   const evaluate = (value: unknown): boolean => {
-    if (!value || typeof value !== 'object' || Array.isArray(value)) throw new WiringError(`condition ${name}: cannot evaluate ${JSON.stringify(value)}`);
-    const [[fn, args]] = Object.entries(value as Record<string, unknown>);
-    const list = Array.isArray(args) ? args : [args];
+    const entries = value && typeof value === 'object' && !Array.isArray(value) ? Object.entries(value as Record<string, unknown>) : [];
+    if (entries.length !== 1) throw new WiringError(`condition ${name}: cannot evaluate ${JSON.stringify(value)} (one function per object)`);
+    const [[fn, args]] = entries;
+    // CloudFormation's argument counts: Equals 2, Not 1, And/Or 2 to 10, Condition a name.
+    const list = (min: number, max: number): unknown[] => {
+      if (!Array.isArray(args) || args.length < min || args.length > max) {
+        throw new WiringError(`condition ${name}: ${fn} takes ${min === max ? min : `${min} to ${max}`} arguments, got ${JSON.stringify(args)}`);
+      }
+      return args;
+    };
     switch (fn) {
-      case 'Fn::Equals':
-        return JSON.stringify(literal(list[0])) === JSON.stringify(literal(list[1]));
+      case 'Fn::Equals': {
+        const [a, b] = list(2, 2);
+        return literal(a) === literal(b);
+      }
       case 'Fn::Not':
-        return !evaluate(list[0]);
+        return !evaluate(list(1, 1)[0]);
       case 'Fn::And':
-        return list.every(evaluate);
+        return list(2, 10).every(evaluate);
       case 'Fn::Or':
-        return list.some(evaluate);
+        return list(2, 10).some(evaluate);
       case 'Condition':
-        return conditionHolds(template, String(args), [...seen, name]);
+        if (typeof args !== 'string') throw new WiringError(`condition ${name}: Condition takes a condition's name, got ${JSON.stringify(args)}`);
+        return conditionHolds(template, args, [...seen, name]);
       default:
         throw new WiringError(`condition ${name}: ${fn} is not supported locally`);
     }
   };
-  const literal = (value: unknown): unknown => {
+  const literal = (value: unknown): string => {
     if (value && typeof value === 'object') throw new WiringError(`condition ${name}: ${JSON.stringify(value)} is not a literal`);
     return String(value);
   };
