@@ -136,25 +136,39 @@ describe('serverless.yml → CloudFormation', () => {
     }
   });
 
-  it('lets only the forwarder role publish to the topic', () => {
+  /** The policy's statement that denies every request made without TLS (as CDK's `enforceSSL` writes it). */
+  const insecureTransportDeny = (statements: any[], action: string) =>
+    statements.find((st) => st.Effect === 'Deny' && st.Principal === '*' && st.Action === action && st.Condition?.Bool?.['aws:SecureTransport'] === 'false');
+
+  it('lets only the forwarder role publish to the topic, and only over TLS', () => {
     const [, policy] = ofType('AWS::SNS::TopicPolicy')[0];
-    const [allow, deny] = policy.Properties!.PolicyDocument.Statement;
+    const statements = policy.Properties!.PolicyDocument.Statement;
+    const [allow, deny] = statements;
     assert.equal(referencedId(allow.Principal.AWS), 'ForwarderRole');
     assert.equal(allow.Action, 'sns:Publish');
     assert.equal(deny.Effect, 'Deny');
     assert.equal(referencedId(deny.Condition.ArnNotEquals['aws:PrincipalArn']), 'ForwarderRole');
+    assert.equal(referencedId(insecureTransportDeny(statements, 'sns:Publish')?.Resource), 'ClusterEventsTopic');
   });
 
-  it('admits only the topic to the controller queues', () => {
+  it('admits only the topic to the controller queues, and nobody to a queue or a DLQ without TLS', () => {
+    const queues = Object.keys(FILTERS);
+    const dlqs = queues.map((q) => q.replace(/Queue$/, 'Dlq'));
     const policies = ofType('AWS::SQS::QueuePolicy').map(([, p]) => p.Properties!);
     const covered = policies.flatMap((p) => p.Queues.map(referencedId));
-    assert.deepEqual(covered.sort(), Object.keys(FILTERS).sort());
+    assert.deepEqual(covered.sort(), [...queues, ...dlqs].sort());
     for (const p of policies) {
-      for (const st of p.PolicyDocument.Statement) {
+      const statements = p.PolicyDocument.Statement as any[];
+      for (const st of statements.filter((x) => x.Effect === 'Allow')) {
         assert.deepEqual(st.Principal, { Service: 'sns.amazonaws.com' });
         assert.equal(st.Action, 'sqs:SendMessage');
         assert.equal(referencedId(st.Condition.ArnEquals['aws:SourceArn']), ofType('AWS::SNS::Topic')[0][0]);
+        assert.deepEqual(st.Resource.map(referencedId).sort(), [...queues].sort(), 'the topic reaches the queues, never a DLQ');
       }
+      const deny = insecureTransportDeny(statements, 'sqs:*');
+      assert.ok(deny, 'a SecureTransport deny');
+      assert.deepEqual(deny.Resource.map(referencedId).sort(), [...queues, ...dlqs].sort());
+      assert.equal(statements.length, 2, 'nothing else');
     }
   });
 
