@@ -13,14 +13,14 @@ import { createProvisionerResync } from '../lib/provisioner/resync.ts';
 import { runResync, type ResyncReport } from '../lib/resync/run.ts';
 import type { ResyncSource } from '../lib/resync/source.ts';
 import { claimflow, entryPoint, type ClaimflowContext } from '../lib/runtime/middleware.ts';
-import { METRICS_NAMESPACE, metricsWarnings } from '../lib/runtime/observability.ts';
+import { METRICS_NAMESPACE, metricsWarnings, serviceName } from '../lib/runtime/observability.ts';
 import { ENV } from '../lib/runtime/reconcile.ts';
 import { createSqsClient } from '../lib/runtime/sqs.ts';
 import { createDocumentClient } from '../lib/state/client.ts';
 import { tableNames } from '../lib/state/schema.ts';
 
-const logger = new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'claimflow', persistentKeys: { function: 'resync' } });
-const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'claimflow', logger: metricsWarnings });
+const logger = new Logger({ serviceName: serviceName(), persistentKeys: { function: 'resync' } });
+const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: serviceName(), logger: metricsWarnings });
 
 /** Cluster ids: the keys of `CLUSTERS`, else `CLUSTER_ID` (default `local`). */
 export function clusterIds(env: NodeJS.ProcessEnv = process.env): string[] {

@@ -7,6 +7,7 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { createSqsHandler, type SqsHandler, type SqsHandlerOptions } from '../runtime/handler.ts';
 import { ENV } from '../runtime/reconcile.ts';
+import { serviceName } from '../runtime/observability.ts';
 import { ObjectCache } from '../state/cache.ts';
 import { indexAttributes } from '../kube/cache-index.ts';
 import { createDocumentClient, type DocumentClient } from '../state/client.ts';
@@ -53,7 +54,7 @@ export function createLabelSyncHandler(options: LabelSyncHandlerOptions = {}): L
   let storage: NodeLabels | undefined = options.storage;
   let doc: DocumentClient | undefined = options.doc ?? options.runtime?.doc;
   let sqs: SqsHandler | undefined;
-  const logger = options.runtime?.logger ?? new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'claimflow', persistentKeys: { controller: CONTROLLER_NAME } });
+  const logger = options.runtime?.logger ?? new Logger({ serviceName: serviceName(), persistentKeys: { controller: CONTROLLER_NAME } });
   const getConfig = () => (config ??= labelSyncConfigFromEnv());
   const getStorage = () => (storage ??= createStorageClientFromEnv());
   const getDoc = () => (doc ??= createDocumentClient());

@@ -261,7 +261,7 @@ async function cloudWatchFigures(
   const ids = new Map<string, { what: 'failures' | 'budgetWaits' | 'ages'; name: string }>();
   target.queues.forEach((q, i) => {
     const dimensions = [
-      { Name: 'service', Value: 'claimflow' },
+      { Name: 'service', Value: target.metricsService },
       { Name: 'controller', Value: q.controller },
     ];
     for (const [what, metric] of [['failures', METRIC.reconcileError], ['budgetWaits', METRIC.budgetWait]] as const) {

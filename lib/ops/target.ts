@@ -54,6 +54,8 @@ export interface Target {
   queues: ControllerQueues[];
   /** The per-cluster API budget the functions run with. */
   budget: { qps: number; burst: number };
+  /** The `service` dimension of the stage's metrics (`<service>-<stage>`; `claimflow` for stacks deployed before). */
+  metricsService: string;
   close(): void;
 }
 
@@ -158,6 +160,7 @@ export async function resolveLocalTarget(options: TargetOptions = {}): Promise<T
       tables: tableNamesOf(SERVICE, stage),
       queues,
       budget: { qps: options.qps ?? KCM_CLIENT_DEFAULTS.qps, burst: options.burst ?? KCM_CLIENT_DEFAULTS.burst },
+      metricsService: `${SERVICE}-${stage}`,
       close,
     };
   } catch (error) {
@@ -218,6 +221,7 @@ export async function resolveAwsTarget(options: TargetOptions & { stage: string 
       qps: options.qps ?? number(outputs.KubeApiQps, KCM_CLIENT_DEFAULTS.qps),
       burst: options.burst ?? number(outputs.KubeApiBurst, KCM_CLIENT_DEFAULTS.burst),
     },
+    metricsService: outputs.MetricsService || SERVICE,
     close() {
       if (!options.clients?.sqs) sqs.destroy();
       if (!options.clients?.doc) doc.destroy();

@@ -10,7 +10,7 @@
  */
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { METRICS_NAMESPACE, metricsWarnings } from '../runtime/observability.ts';
+import { METRICS_NAMESPACE, metricsWarnings, serviceName } from '../runtime/observability.ts';
 import { DUE_SHARDS } from '../state/backoff.ts';
 import type { DocumentClient } from '../state/client.ts';
 import { DUE_INDEX } from '../state/schema.ts';
@@ -49,7 +49,7 @@ let defaultMetrics: Metrics | undefined;
 
 /** Publishes one `ParkedKeys` datapoint per controller (the listed ones at 0 when none is parked). */
 export function publishParkedKeys(counts: Record<string, number>, controllers: readonly string[], metrics?: Metrics): void {
-  const sink = metrics ?? (defaultMetrics ??= new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'claimflow', logger: metricsWarnings }));
+  const sink = metrics ?? (defaultMetrics ??= new Metrics({ namespace: METRICS_NAMESPACE, serviceName: serviceName(), logger: metricsWarnings }));
   for (const controller of new Set([...controllers, ...Object.keys(counts)])) {
     const single = sink.singleMetric();
     single.addDimension('controller', controller);

@@ -34,14 +34,23 @@ export const METRIC = {
   infrastructureRetry: 'InfrastructureRetry',
 } as const;
 
+/**
+ * The `service` of logs and the `service` dimension of every metric: `POWERTOOLS_SERVICE_NAME`, which
+ * serverless.yml sets to `<service>-<stage>` so two stages in one account never share a metric (their
+ * alarms and dashboards read their own stage's); `claimflow` where it is unset.
+ */
+export function serviceName(env: NodeJS.ProcessEnv = process.env): string {
+  return env.POWERTOOLS_SERVICE_NAME || 'claimflow';
+}
+
 /** A Logger for `controller`. */
 export function createLogger(controller: string): Logger {
-  return new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'claimflow', persistentKeys: { controller } });
+  return new Logger({ serviceName: serviceName(), persistentKeys: { controller } });
 }
 
 /** EMF metrics with the `controller` dimension. */
 export function createMetrics(controller: string): Metrics {
-  return new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'claimflow', defaultDimensions: { controller }, logger: metricsWarnings });
+  return new Metrics({ namespace: METRICS_NAMESPACE, serviceName: serviceName(), defaultDimensions: { controller }, logger: metricsWarnings });
 }
 
 /**

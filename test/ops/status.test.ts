@@ -94,7 +94,8 @@ describe('status on AWS: CloudFormation and CloudWatch', () => {
   });
 
   const pascal = (name: string) => name.replace(/(^|-)(\w)/g, (_, __, c: string) => c.toUpperCase());
-  const cloudformation = (stackName: string) => ({
+  /** `legacy`: a stack deployed before the MetricsService output. */
+  const cloudformation = (stackName: string, legacy = false) => ({
     send: async (command: any) => {
       assert.equal(command.input.StackName, stackName);
       if (command.constructor.name === 'ListStackResourcesCommand') {
@@ -108,7 +109,8 @@ describe('status on AWS: CloudFormation and CloudWatch', () => {
           StackResourceSummaries: [...summaries.slice(3), { LogicalResourceId: 'CacheTable', PhysicalResourceId: db.tables.cache }, { LogicalResourceId: 'ControlTable', PhysicalResourceId: db.tables.control }],
         };
       }
-      return { Stacks: [{ Outputs: [{ OutputKey: 'KubeApiQps', OutputValue: '50' }, { OutputKey: 'KubeApiBurst', OutputValue: '100' }] }] };
+      const outputs = [{ OutputKey: 'KubeApiQps', OutputValue: '50' }, { OutputKey: 'KubeApiBurst', OutputValue: '100' }];
+      return { Stacks: [{ Outputs: legacy ? outputs : [...outputs, { OutputKey: 'MetricsService', OutputValue: `${stackName}` }] }] };
     },
   });
 
@@ -122,6 +124,9 @@ describe('status on AWS: CloudFormation and CloudWatch', () => {
     });
     assert.deepEqual(target.tables, db.tables);
     assert.deepEqual(target.budget, { qps: 50, burst: 100 });
+    assert.equal(target.metricsService, 'claimflow-prod');
+    const legacy = await resolveAwsTarget({ stage: 'prod', region: 'eu-west-1', clients: { cloudformation: cloudformation('claimflow-prod', true) as any, sqs, doc: db.doc, cloudwatch: {} as any } });
+    assert.equal(legacy.metricsService, 'claimflow', 'a stack deployed before the stage dimension: its functions still say claimflow');
     // (.local/stack.json exists only while `npm start` runs)
     const local = await resolveTarget({ stage: 'local', env: {} }).catch((error: Error) => error);
     if (local instanceof Error) assert.match(local.message, /no local stack: \.local\/stack\.json does not exist/);
@@ -156,7 +161,7 @@ describe('status on AWS: CloudFormation and CloudWatch', () => {
     // the dimensions a function's EMF metrics carry
     const emf = JSON.parse(JSON.stringify(createMetrics('binder').serializeMetrics())) as { _aws: { CloudWatchMetrics: Array<{ Dimensions: string[][] }> } };
     assert.deepEqual(byId.failures0.Metric!.Dimensions!.map((d: { Name?: string }) => d.Name), emf._aws.CloudWatchMetrics[0].Dimensions[0]);
-    assert.deepEqual(byId.failures0.Metric!.Dimensions, [{ Name: 'service', Value: 'claimflow' }, { Name: 'controller', Value: 'binder' }]);
+    assert.deepEqual(byId.failures0.Metric!.Dimensions, [{ Name: 'service', Value: 'claimflow-prod' }, { Name: 'controller', Value: 'binder' }]);
     assert.deepEqual([byId.failures0.Metric!.Namespace, byId.failures0.Metric!.MetricName, byId.failures0.Stat], ['claimflow', 'ReconcileError', 'Sum']);
     assert.deepEqual([byId.budgetwaits0.Metric!.MetricName], ['BudgetWait']);
     assert.deepEqual(byId.age0.Metric, { Namespace: 'AWS/SQS', MetricName: 'ApproximateAgeOfOldestMessage', Dimensions: [{ Name: 'QueueName', Value: 'claimflow-prod-binder.fifo' }] });

@@ -62,6 +62,34 @@ function grants(t: CfnTemplate): Map<string, any[]> {
 /** The dimensions (names) a function's EMF metrics carry. */
 const emfDimensions = (): string[] => (createMetrics('binder').serializeMetrics() as any)._aws.CloudWatchMetrics[0].Dimensions[0];
 
+/** The `service` every function's logs and metrics carry: their POWERTOOLS_SERVICE_NAME, the same for all. */
+function stageService(t: CfnTemplate): string {
+  const values = new Set(ofType(t, 'AWS::Lambda::Function').map(([, f]) => f.Properties!.Environment.Variables.POWERTOOLS_SERVICE_NAME));
+  assert.equal(values.size, 1, 'one service name per stage');
+  return [...values][0] as string;
+}
+
+describe('serverless.yml: the service dimension', () => {
+  it('is the stage\'s own, so two stages in one account never read each other\'s metrics', async () => {
+    assert.equal(stageService(plain), 'claimflow-dev');
+    const prod = await compileTemplate({ stage: 'prod', region: 'eu-west-1' });
+    assert.equal(stageService(prod), 'claimflow-prod');
+    assert.equal((prod.Outputs?.MetricsService as { Value?: unknown } | undefined)?.Value, 'claimflow-prod', 'claimflow status reads it from the stack');
+  });
+
+  it('is what a function\'s EMF metrics carry under that environment', () => {
+    const before = process.env.POWERTOOLS_SERVICE_NAME;
+    process.env.POWERTOOLS_SERVICE_NAME = stageService(plain);
+    try {
+      const blob = createMetrics('binder').serializeMetrics() as any;
+      assert.equal(blob.service, 'claimflow-dev');
+    } finally {
+      if (before === undefined) delete process.env.POWERTOOLS_SERVICE_NAME;
+      else process.env.POWERTOOLS_SERVICE_NAME = before;
+    }
+  });
+});
+
 describe('serverless.yml: alarms', () => {
   it('every DLQ alarms as soon as it holds a message', () => {
     const dlqs = dlqIds(plain);
@@ -114,7 +142,7 @@ describe('serverless.yml: alarms', () => {
       for (const m of inputs) {
         assert.equal(m.MetricStat.Metric.Namespace, METRICS_NAMESPACE);
         assert.deepEqual(m.MetricStat.Metric.Dimensions.map((d: any) => d.Name), emfDimensions(), 'the dimensions the EMF metrics carry');
-        assert.equal(m.MetricStat.Metric.Dimensions.find((d: any) => d.Name === 'service').Value, 'claimflow');
+        assert.equal(m.MetricStat.Metric.Dimensions.find((d: any) => d.Name === 'service').Value, stageService(notifying));
         assert.equal(m.ReturnData, false);
       }
       const [expression] = p.Metrics.filter((m: any) => m.Expression);
@@ -167,7 +195,7 @@ describe('serverless.yml: the dashboard', () => {
     for (const stat of ['p50', 'p99']) {
       const latency = rows(json, METRIC.reconcileLatency).filter((m: any) => m.at(-1).stat === stat);
       assert.deepEqual(latency.map((m: any) => m[5]).sort(), controllers, `${stat} latency per controller`);
-      for (const m of latency) assert.deepEqual([m[0], m[2], m[3], m[4]], [METRICS_NAMESPACE, 'service', 'claimflow', 'controller']);
+      for (const m of latency) assert.deepEqual([m[0], m[2], m[3], m[4]], [METRICS_NAMESPACE, 'service', stageService(notifying), 'controller']);
     }
     for (const metric of [PARKED_KEYS_METRIC, METRIC.budgetWait, METRIC.reconcileError]) assert.deepEqual(rows(json, metric).map((m: any) => m[5]).sort(), controllers, metric);
     const queuesIn = (metric: string) => rows(json, metric).map((m: any) => /^<(\w+)\.QueueName>$/.exec(m[3])?.[1]).sort();
