@@ -10,7 +10,8 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { labelSyncConfigFromEnv } from '../lib/label-sync/config.ts';
 import { createLabelSyncController, labelSyncContext, CONTROLLER_NAME } from '../lib/label-sync/controller.ts';
-import { clustersFromEnv, isSqsEvent } from '../lib/label-sync/handler.ts';
+import { isSqsEvent } from '../lib/label-sync/handler.ts';
+import { clusterIdsFromEnv } from '../lib/kube/client.ts';
 import { LabelResyncSlots, runLabelResync, type LabelResyncReport } from '../lib/label-sync/resync.ts';
 import { runBatch } from '../lib/runtime/handler.ts';
 import { claimflow, entryPoint, lambdaContextOf, type ClaimflowContext } from '../lib/runtime/middleware.ts';
@@ -52,7 +53,7 @@ async function reconcileOrResync(
     // built only when a cluster's resync is due: an idle tick is one conditional write per cluster
     storage: resync.storageClient,
     slots: new LabelResyncSlots(resync.doc, resync.tables.control),
-    clusters: clustersFromEnv(),
+    clusters: clusterIdsFromEnv(),
     config: resync.config,
     logger,
     remainingMs: lambda ? () => lambda.getRemainingTimeInMillis() : undefined,

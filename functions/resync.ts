@@ -15,18 +15,13 @@ import type { ResyncSource } from '../lib/resync/source.ts';
 import { claimflow, entryPoint, type ClaimflowContext } from '../lib/runtime/middleware.ts';
 import { METRICS_NAMESPACE, metricsWarnings, serviceName } from '../lib/runtime/observability.ts';
 import { ENV } from '../lib/runtime/reconcile.ts';
+import { clusterIdsFromEnv } from '../lib/kube/client.ts';
 import { createSqsClient } from '../lib/runtime/sqs.ts';
 import { createDocumentClient } from '../lib/state/client.ts';
 import { tableNames } from '../lib/state/schema.ts';
 
 const logger = new Logger({ serviceName: serviceName(), persistentKeys: { function: 'resync' } });
 const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: serviceName(), logger: metricsWarnings });
-
-/** Cluster ids: the keys of `CLUSTERS`, else `CLUSTER_ID` (default `local`). */
-export function clusterIds(env: NodeJS.ProcessEnv = process.env): string[] {
-  if (env[ENV.clusters]) return Object.keys(JSON.parse(env[ENV.clusters] as string) as Record<string, unknown>);
-  return [env[ENV.clusterId] || 'local'];
-}
 
 /** Queue URL per controller from the `*_QUEUE_URL` variables. */
 export function queueUrls(env: NodeJS.ProcessEnv = process.env): Record<string, string | undefined> {
@@ -46,7 +41,7 @@ const clients = () => ({ doc: createDocumentClient(), sqs: createSqsClient(), so
 
 async function resync(_event: unknown, context: ClaimflowContext<ReturnType<typeof clients>>): Promise<ResyncReport> {
   const { doc, sqs, sources } = context.claimflow;
-  return runResync({ doc, sqs, sources, tables: tableNames(), queueUrls: queueUrls(), clusters: clusterIds(), logger, metrics });
+  return runResync({ doc, sqs, sources, tables: tableNames(), queueUrls: queueUrls(), clusters: clusterIdsFromEnv(), logger, metrics });
 }
 
 /** The Lambda entry point. */

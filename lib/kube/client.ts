@@ -79,6 +79,20 @@ export function parseClusters(json: string): Record<string, ClusterEntry> {
   return parsed.data;
 }
 
+/**
+ * The cluster ids a scheduled run that names none covers (the resync, the label-sync resync, the
+ * shared-volume poll): the keys of `CLUSTERS` (validated as {@link parseClusters} does), else `CLUSTER_ID`,
+ * else `default` (serverless.yml's `clusterId` default).
+ */
+export function clusterIdsFromEnv(env: NodeJS.ProcessEnv = process.env): string[] {
+  const json = env.CLUSTERS;
+  if (json !== undefined && json.trim() !== '') {
+    const ids = Object.keys(parseClusters(json));
+    if (ids.length > 0) return ids;
+  }
+  return [env.CLUSTER_ID || 'default'];
+}
+
 export interface KubeClientsOptions {
   env?: NodeJS.ProcessEnv;
   /** The request budget for a cluster (omit for none). */

@@ -6,7 +6,7 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { createSqsHandler, type SqsHandler, type SqsHandlerOptions } from '../runtime/handler.ts';
-import { ENV } from '../runtime/reconcile.ts';
+import { clusterIdsFromEnv } from '../kube/client.ts';
 import { serviceName } from '../runtime/observability.ts';
 import { ObjectCache } from '../state/cache.ts';
 import { indexAttributes } from '../kube/cache-index.ts';
@@ -24,7 +24,7 @@ export interface LabelSyncHandlerOptions {
   /** Default {@link createStorageClientFromEnv}. */
   storage?: NodeLabels;
   doc?: DocumentClient;
-  /** Cluster ids the resync covers: default the keys of `CLUSTERS`, else `CLUSTER_ID` (else `local`). */
+  /** Cluster ids the resync covers (default {@link clusterIdsFromEnv}). */
   clusters?: string[];
   /** Passed to {@link createSqsHandler}. */
   runtime?: SqsHandlerOptions<LabelSyncContext>;
@@ -36,12 +36,6 @@ export interface LabelSyncHandlerOptions {
 
 /** The function's handler: an SQS batch response for a batch, a resync report for anything else. */
 export type LabelSyncHandler = (event: SQSEvent | Record<string, unknown>, context?: Context) => Promise<SQSBatchResponse | LabelResyncReport>;
-
-/** Cluster ids from the environment. */
-export function clustersFromEnv(env: NodeJS.ProcessEnv = process.env): string[] {
-  if (env[ENV.clusters]) return Object.keys(JSON.parse(env[ENV.clusters] as string) as Record<string, unknown>);
-  return [env[ENV.clusterId] || 'local'];
-}
 
 /** True for a Lambda SQS event. */
 export function isSqsEvent(event: unknown): event is SQSEvent {
@@ -77,7 +71,7 @@ export function createLabelSyncHandler(options: LabelSyncHandlerOptions = {}): L
       // built only when a cluster's resync is due: an idle tick is one conditional write per cluster
       storage: getStorage,
       slots: new LabelResyncSlots(getDoc(), tables.control),
-      clusters: options.clusters ?? clustersFromEnv(),
+      clusters: options.clusters ?? clusterIdsFromEnv(),
       config: getConfig(),
       logger,
       now: options.now,

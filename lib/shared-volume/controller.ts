@@ -13,12 +13,12 @@ import { randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
-import { KubeClients, parseClusters } from '../kube/client.ts';
+import { KubeClients, clusterIdsFromEnv } from '../kube/client.ts';
 import { runWithStorageCluster } from '../storage/clusters.ts';
 import { KubeEventRecorder, type EventRecorder } from '../kube/recorder.ts';
 import type { RuntimeContext, SqsHandlerOptions } from '../runtime/handler.ts';
 import { createLogger, createMetrics } from '../runtime/observability.ts';
-import { ENV, type Controller } from '../runtime/reconcile.ts';
+import type { Controller } from '../runtime/reconcile.ts';
 import { ApiBudget, budgetFromEnv, withBudgetDeadline } from '../state/bucket.ts';
 import { ObjectCache } from '../state/cache.ts';
 import { indexAttributes } from '../kube/cache-index.ts';
@@ -128,16 +128,6 @@ export interface ScheduledPollEvent {
   cluster?: string;
 }
 
-/** The clusters a scheduled poll that names none covers: every `CLUSTERS` entry, else `CLUSTER_ID`. */
-export function pollClusters(env: NodeJS.ProcessEnv): string[] {
-  const json = env.CLUSTERS;
-  if (json !== undefined && json.trim() !== '') {
-    const ids = Object.keys(parseClusters(json));
-    if (ids.length > 0) return ids;
-  }
-  return [env[ENV.clusterId] ?? 'default'];
-}
-
 /** What a scheduled invocation that polled several clusters did, one summary per cluster. */
 export interface ScheduledPollSummaries {
   clusters: ScheduledPollSummary[];
@@ -188,7 +178,7 @@ export function createScheduledPoller(
   const pollOne = createClusterPoller(options);
   return async (event, context) => {
     if (event.cluster !== undefined) return runWithStorageCluster(event.cluster, () => pollOne(event.cluster!, context));
-    const clusters = pollClusters(env);
+    const clusters = clusterIdsFromEnv(env);
     if (clusters.length === 1) return runWithStorageCluster(clusters[0], () => pollOne(clusters[0], context));
     // Each cluster under its own poll-owner lease, side by side, each against its own storage control plane.
     return { clusters: await Promise.all(clusters.map((cluster) => runWithStorageCluster(cluster, () => pollOne(cluster, context)))) };

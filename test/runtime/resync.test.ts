@@ -10,7 +10,7 @@ import { runResync } from '../../lib/resync/run.ts';
 import { BackoffStore } from '../../lib/state/backoff.ts';
 import { ObjectCache } from '../../lib/state/cache.ts';
 import { indexAttributes } from '../../lib/kube/cache-index.ts';
-import { queueUrls, clusterIds, resyncSources } from '../../functions/resync.ts';
+import { queueUrls, resyncSources } from '../../functions/resync.ts';
 import { CapturedMetrics, silentLogger, startRuntimeFixture, type RuntimeFixture } from './harness.ts';
 
 describe('resync: parked retries and level-triggered sources → REQUEUE messages', () => {
@@ -128,8 +128,6 @@ describe('resync: parked retries and level-triggered sources → REQUEUE message
     const both = resyncSources({ PROVISIONER_QUEUE_URL: 'http://q/provisioner.fifo' });
     assert.deepEqual([...both.keys()], ['binder', 'provisioner']);
     assert.equal(typeof both.get('provisioner'), 'function');
-    assert.deepEqual(clusterIds({ CLUSTERS: '{"prod":{"eks":{"name":"p"}},"dev":{"kubeconfig":"/k"}}' }), ['prod', 'dev']);
-    assert.deepEqual(clusterIds({ CLUSTER_ID: 'local' }), ['local']);
     assert.deepEqual(queueUrls({ BINDER_QUEUE_URL: 'http://q/binder.fifo' }), {
       binder: 'http://q/binder.fifo',
       provisioner: undefined,

@@ -9,7 +9,7 @@ import { createSqsHandler } from '../../lib/runtime/handler.ts';
 import type { Controller } from '../../lib/runtime/reconcile.ts';
 import { MemoryEventRecorder } from '../../lib/kube/recorder.ts';
 import { storageCluster } from '../../lib/storage/clusters.ts';
-import { pollClusters } from '../../lib/shared-volume/controller.ts';
+import { clusterIdsFromEnv } from '../../lib/kube/client.ts';
 import { CapturedMetrics, clusterEvent, startRuntimeFixture, type RuntimeFixture } from './harness.ts';
 
 describe('runtime: the storage cluster of a record', () => {
@@ -39,10 +39,21 @@ describe('runtime: the storage cluster of a record', () => {
     assert.equal(storageCluster(), undefined, 'nothing marked outside a reconcile');
   });
 
-  test('a scheduled shared-volume poll that names no cluster covers every CLUSTERS entry, else CLUSTER_ID', () => {
-    assert.deepEqual(pollClusters({ CLUSTERS: JSON.stringify({ a: { kubeconfig: '/a' }, b: { kubeconfig: '/b' } }), CLUSTER_ID: 'a' }), ['a', 'b']);
-    assert.deepEqual(pollClusters({ CLUSTER_ID: 'local' }), ['local']);
-    assert.deepEqual(pollClusters({ CLUSTERS: '' }), ['default']);
-    assert.throws(() => pollClusters({ CLUSTERS: '{' }), /CLUSTERS is not JSON/);
+  test('a scheduled run that names no cluster (resync, label-sync resync, shared-volume poll) covers every CLUSTERS entry, else CLUSTER_ID', () => {
+    const rows: Array<[NodeJS.ProcessEnv, string[] | RegExp]> = [
+      [{ CLUSTERS: JSON.stringify({ a: { kubeconfig: '/a' }, b: { kubeconfig: '/b' } }), CLUSTER_ID: 'a' }, ['a', 'b']],
+      [{ CLUSTERS: '{"prod":{"eks":{"name":"p"}},"dev":{"kubeconfig":"/k"}}' }, ['prod', 'dev']],
+      [{ CLUSTER_ID: 'local' }, ['local']],
+      [{ CLUSTERS: '', CLUSTER_ID: 'c1' }, ['c1']],
+      [{ CLUSTERS: '  ' }, ['default']],
+      [{ CLUSTERS: '{}', CLUSTER_ID: 'c1' }, ['c1']],
+      [{}, ['default']],
+      [{ CLUSTERS: '{' }, /CLUSTERS is not JSON/],
+      [{ CLUSTERS: '{"a":{"nothing":1}}' }, /CLUSTERS is invalid/],
+    ];
+    for (const [env, want] of rows) {
+      if (want instanceof RegExp) assert.throws(() => clusterIdsFromEnv(env), want, JSON.stringify(env));
+      else assert.deepEqual(clusterIdsFromEnv(env), want, JSON.stringify(env));
+    }
   });
 });
