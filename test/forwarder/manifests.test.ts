@@ -56,7 +56,10 @@ describe('infra/k8s manifests', () => {
 
   it('builds the image from production dependencies and runs the forwarder entry point', () => {
     const dockerfile = readFileSync(new URL('Dockerfile', dir), 'utf8');
-    assert.match(dockerfile, /^FROM node:24-slim/m);
+    // pinned to the Node the tests run on, not whatever node:24 is on the day of a build
+    const lock = JSON.parse(readFileSync(new URL('../../package-lock.json', import.meta.url), 'utf8'));
+    assert.equal(/^ARG NODE_VERSION=(\S+)$/m.exec(dockerfile)?.[1], lock.packages['node_modules/node'].version);
+    assert.equal([...dockerfile.matchAll(/^FROM (\S+)/gm)].map((m) => m[1]).join(' '), 'node:${NODE_VERSION}-slim node:${NODE_VERSION}-slim');
     assert.match(dockerfile, /npm ci --omit=dev/);
     assert.match(dockerfile, /ENTRYPOINT \["node", "lib\/forwarder\/main\.ts"\]/);
   });
