@@ -66,7 +66,14 @@ describe('binder shell against the emulator and dynalite', () => {
   const reconcile = (kind: WatchedKind, key: string): Promise<BinderOutcome> =>
     reconcileBinder({ kind, key, event: { v: 1, cluster: CLUSTER, kind, type: 'MODIFIED', key, uid: '', resourceVersion: '0', observedAt: new Date().toISOString() } }, deps);
 
-  async function createPV(name: string, size: string, extra: { policy?: string; className?: string; claimRef?: { name: string; uid?: string }; modes?: string[] } = {}) {
+  type PVExtra = { policy?: string; className?: string; claimRef?: { name: string; uid?: string }; modes?: string[] };
+  /** A volume created and cached, its syncVolume (Pending → Available) run. */
+  async function createPV(name: string, size: string, extra: PVExtra = {}) {
+    await createUnsyncedPV(name, size, extra);
+    await reconcile('PersistentVolume', name); // syncVolume: Pending → Available
+  }
+  /** A volume created and cached, nothing reconciled yet. */
+  async function createUnsyncedPV(name: string, size: string, extra: PVExtra = {}) {
     await core.createPersistentVolume({
       body: {
         metadata: { name },
@@ -81,7 +88,6 @@ describe('binder shell against the emulator and dynalite', () => {
       },
     });
     await observePV(name);
-    await reconcile('PersistentVolume', name); // syncVolume: Pending → Available
   }
   /** Volumes are cluster-scoped: each test uses its namespace as its class, so tests never share volumes. */
   async function createPVC(name: string, size: string, className: string | null = ns, modes = ['ReadWriteOnce']) {
@@ -340,16 +346,7 @@ describe('binder shell against the emulator and dynalite', () => {
     await createPV(`${ns}-big`, '5Gi');
     const created = await createPVC('c', '3Gi');
     queue.length = 0;
-    await core.createPersistentVolume({
-      body: {
-        metadata: { name: `${ns}-small` },
-        spec: {
-          capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], persistentVolumeReclaimPolicy: 'Retain', storageClassName: ns, hostPath: { path: '/tmp/small' },
-          claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: ns, name: 'c', uid: created.metadata?.uid },
-        },
-      },
-    });
-    await observePV(`${ns}-small`);
+    await createUnsyncedPV(`${ns}-small`, '1Gi', { modes: ['ReadWriteOnce'], claimRef: { name: 'c', uid: created.metadata?.uid } });
     const outcome = await reconcile('PersistentVolume', `${ns}-small`);
     assert.equal(outcome.inlineBound, undefined);
     assert.equal(outcome.writes, 0);
@@ -364,16 +361,7 @@ describe('binder shell against the emulator and dynalite', () => {
     await createPV(`${ns}-rwo`, '1Gi');
     const created = await createPVC('c', '1Gi');
     queue.length = 0;
-    await core.createPersistentVolume({
-      body: {
-        metadata: { name: `${ns}-wide` },
-        spec: {
-          capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce', 'ReadOnlyMany'], persistentVolumeReclaimPolicy: 'Retain', storageClassName: ns, hostPath: { path: '/tmp/wide' },
-          claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: ns, name: 'c', uid: created.metadata?.uid },
-        },
-      },
-    });
-    await observePV(`${ns}-wide`);
+    await createUnsyncedPV(`${ns}-wide`, '1Gi', { modes: ['ReadWriteOnce', 'ReadOnlyMany'], claimRef: { name: 'c', uid: created.metadata?.uid } });
     const outcome = await reconcile('PersistentVolume', `${ns}-wide`);
     assert.equal(outcome.inlineBound, undefined, 'no inline bind across access-mode sets');
     assert.deepEqual(queue.filter((q) => q.kind === 'PersistentVolumeClaim'), [{ kind: 'PersistentVolumeClaim', key: `${ns}/c` }]);
