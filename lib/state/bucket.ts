@@ -19,7 +19,10 @@
  *   the server.
  * - Slices are whole (`slice`, ~100 ms of the budget: 2 tokens at KCM's 20 QPS) while the bucket is more
  *   than half full; nearer empty they grow when a container uses all it reserved and halve when slots
- *   lapse (AIMD).
+ *   lapse (AIMD). A reservation also covers every request of the container waiting in `take()`, up to a
+ *   third of the effective burst (`waitingSlice`: 5 at 20/30): under load each of them comes back for
+ *   another slot after the one it holds, so a saturated bucket costs one write per several requests
+ *   rather than one per two.
  * A 429 pauses the whole cluster until the server's Retry-After has passed and restarts it at the steady
  * rate without a burst.
  */
@@ -92,6 +95,8 @@ export interface ApiBudgetOptions {
   burst?: number;
   /** Most tokens reserved at once (default qps ÷ 10, between 1 and 20, at most the effective burst). */
   slice?: number;
+  /** Most tokens reserved at once for the container's waiting requests (default a third of the effective burst, at most 50, at least `slice`). */
+  waitingSlice?: number;
   /** How long after its time a reserved slot may still be used (default: what half the burst pays for, `burst ÷ 2 ÷ qps − marginMs`, between 250 ms and 1 s; 650 ms at 20/30 and at 400/600). */
   sliceTtlMs?: number;
   /** Request latency allowed for when shrinking the burst (default 100 ms). */
@@ -115,6 +120,7 @@ export class ApiBudget {
   readonly #doc: DocumentClient;
   readonly #table: string;
   readonly #maxSlice: number;
+  readonly #maxWaitingSlice: number;
   readonly #sliceTtlMs: number;
   readonly #maxWaitMs: number;
   readonly #slotMs: number;
@@ -124,7 +130,7 @@ export class ApiBudget {
   #slots: Array<{ at: number; until: number }> = [];
   /** Slice size for the next reservation (AIMD); a new container starts whole, as for a full bucket. */
   #sliceSize = 1;
-  /** Calls of take() waiting for a slot. */
+  /** Calls of take() waiting: for a slot, or until the slot they hold is due. */
   #waiting = 0;
   /** `tat` as of our last write (chooses which update to try first). */
   #lastTat: number | undefined;
@@ -147,6 +153,7 @@ export class ApiBudget {
     // container reserved and then did not need are lost to everyone, which a small budget cannot afford.
     this.#maxSlice = Math.max(1, Math.min(options.slice ?? Math.min(20, Math.floor(this.qps / 10)), Math.floor(this.effectiveBurst)));
     this.#sliceSize = this.#maxSlice;
+    this.#maxWaitingSlice = Math.max(this.#maxSlice, Math.min(options.waitingSlice ?? 50, Math.floor(this.effectiveBurst / 3)));
     this.#maxWaitMs = options.maxWaitMs ?? 60_000;
     this.#slotMs = 1000 / this.qps;
     this.#now = options.now ?? Date.now;
@@ -275,7 +282,7 @@ export class ApiBudget {
    * {@link BudgetTimeoutError} when the slots would come later than the caller may wait.
    */
   async #reserve(started: number): Promise<void> {
-    const n = Math.max(1, Math.min(this.#maxSlice, Math.max(this.#sliceSize, this.#waiting)));
+    const n = Math.max(1, Math.min(this.#maxSlice, this.#sliceSize), Math.min(this.#maxWaitingSlice, this.#waiting));
     const slot = this.#slotMs;
     const burstAhead = this.effectiveBurst * slot;
     for (let attempt = 0; attempt < 4; attempt++) {

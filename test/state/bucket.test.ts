@@ -125,6 +125,31 @@ describe('ApiBudget (shared token bucket in DynamoDB)', () => {
     assert.ok(Number(stored?.granted) >= 120 && Number(stored?.granted) <= 120 + 3 * 10, `granted ${stored?.granted}`);
   });
 
+  test('saturated at 20/30: one write serves the requests already waiting (up to 5), and every second stays within qps + burst', async () => {
+    // Three containers, each reconciling five claims at once, each claim four requests one after another.
+    const clock = simulatedClock();
+    const counted = counting(db.doc);
+    const options = { doc: counted.doc, table: db.tables.control, cluster: 'saturated', qps: 20, burst: 30, ...clock };
+    const sent: number[] = [];
+    await Promise.all(
+      [0, 1, 2].map(async () => {
+        const budget = new ApiBudget(options);
+        await Promise.all([0, 1, 2, 3, 4].map(async () => {
+          for (let i = 0; i < 8; i++) {
+            await budget.take();
+            sent.push(clock.now());
+          }
+        }));
+      }),
+    );
+    assert.equal(sent.length, 120);
+    const writes = counted.counts.UpdateCommand ?? 0;
+    assert.ok(writes <= 120 / 3, `${writes} bucket writes for 120 requests (a slice of 2 would need 60)`);
+    assert.ok(mostInWindow(sent, 1000) <= 50, 'never more than qps + burst in one second');
+    const stored = await new ApiBudget(options).read();
+    assert.ok(Number(stored?.granted) >= 120 && Number(stored?.granted) <= 120 + 3 * 5, `granted ${stored?.granted}: nothing hoarded`);
+  });
+
   test('with plenty left a container takes whole slices: one write for many requests', async () => {
     const clock = simulatedClock();
     const counted = counting(db.doc);
