@@ -22,8 +22,11 @@ export async function pollUntil<T>(
   for (;;) {
     const remaining = deadline - Date.now();
     if (remaining <= 0) return undefined;
-    await sleep(Math.min(intervalMs, remaining), undefined, signal ? { signal } : undefined);
+    // A timer may fire a millisecond before Date.now() reaches the deadline; the check after the sleep that
+    // ran to the deadline is the last one, whatever the clock then reads.
+    const last = remaining <= intervalMs;
+    await sleep(last ? remaining : intervalMs, undefined, signal ? { signal } : undefined);
     const value = await condition();
-    if (value !== undefined) return value;
+    if (value !== undefined || last) return value;
   }
 }

@@ -1,5 +1,5 @@
 /** Upstream's flag defaults as configuration, go-cache's expiry quirks, and wait.Poll's timing. */
-import { describe, it } from 'node:test';
+import { describe, it, mock } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULT_CONFIG, effectiveExpiryMs, SharedVolumeConfigError, sharedVolumeConfigFromEnv } from '../../../lib/shared-volume/config.ts';
 import { pollUntil } from '../../../lib/shared-volume/wait.ts';
@@ -50,6 +50,19 @@ describe('pollUntil (wait.Poll)', () => {
     let calls = 0;
     const value = await pollUntil(30_000, 30, undefined, async () => {
       calls++;
+      return undefined;
+    });
+    assert.equal(value, undefined);
+    assert.equal(calls, 1);
+  });
+  it('a timer that fires before the clock reaches the deadline still makes the timeout check the last', async (t) => {
+    mock.timers.enable({ apis: ['Date'], now: 1_000_000 });
+    t.after(() => mock.timers.reset());
+    let calls = 0;
+    const value = await pollUntil(30_000, 30, undefined, async () => {
+      calls++;
+      // The timer ran a millisecond before the clock reached the deadline (libuv rounds); any later check sees it.
+      mock.timers.setTime(1_000_000 + (calls === 1 ? 29 : 30));
       return undefined;
     });
     assert.equal(value, undefined);
