@@ -14,6 +14,10 @@
  * - **The forwarder** runs in process on its own metered DynamoDB client (its cache writes are part of
  *   an operation's cost) and publishes through the stack's metered SNS client.
  * - **Messages** are the records delivered to the function (redeliveries included).
+ * - **The functions run in a thread of their own** by default (`BENCH_FUNCTIONS=thread`, function-thread.ts):
+ *   on AWS they do not share a core with the API server and the forwarder. Their containers are built by the
+ *   same code either way (containers.ts); `BENCH_FUNCTIONS=inline` runs them in the main thread (as before
+ *   session 9), to compare. The figures come back from the thread with every invocation's answer.
  * - **SQS, SNS and DynamoDB** (fauxqs and dynalite) run in a child process of their own by default
  *   (`BENCH_AWS=process`: the stack's `awsStandIns: 'process'`), so this process's one core goes to the
  *   emulator, the forwarder and the functions, as on AWS. `BENCH_AWS=embedded` runs them in this process (as
@@ -26,27 +30,20 @@ import { readFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { CoreV1Api, KubeConfig, type V1PersistentVolumeClaim } from '@kubernetes/client-node';
-import { SQSClient, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { Context, SQSEvent } from 'aws-lambda';
 import { startForwarder, type Forwarder } from '../../../lib/forwarder/forwarder.ts';
-import { createSqsHandler, type SqsHandler } from '../../../lib/runtime/handler.ts';
 import { createDocumentClient, type DocumentClient } from '../../../lib/state/client.ts';
-import { ApiBudget, budgetFromEnv } from '../../../lib/state/bucket.ts';
-import { COMPONENT as BINDER_COMPONENT } from '../../../lib/binder/constants.ts';
-import { createBinderController } from '../../../lib/binder/controller.ts';
-import { createProvisionerController, runtimeOptionsFor } from '../../../lib/provisioner/controller.ts';
-import { provisionerOptionsFromEnv } from '../../../lib/provisioner/options.ts';
-import { LocalProvisioner } from '../../../lib/provisioner/provisioners/local.ts';
-import { StorageOSProvisioner } from '../../../lib/provisioner/provisioners/storageos.ts';
-import { StorageOSClient } from '../../../lib/storage/storageos/client.ts';
 import { startAwsStandInsProcess } from '../../../infra/local/fault-proxy/stand-ins-process.ts';
-import { LOCAL_CREDENTIALS, STORAGE_API_CREDENTIALS } from '../../../infra/local/stack/stack.ts';
+import { LOCAL_CREDENTIALS } from '../../../infra/local/stack/stack.ts';
 import { startDynalite, type Dynalite } from '../../support/dynalite.ts';
 import { startTestStack, type Stack } from '../../support/stack.ts';
 import { costPer, PRICES, type CostCounts } from '../prices.ts';
-import { byVerbAndResource, KubeRequestLog, type BucketWrite, maxInWindow, MeteredKubeClients, meterDynamo, meterSns, meterSqs, queueName, READ_VERBS, sum, Tally } from './meter.ts';
+import { containerBuilder, type ContainerSpec, type Delivery, FunctionPool, type FunctionName, type PoolView } from './containers.ts';
+import { FunctionThread, type RemoteFunctionSpec } from './function-thread.ts';
+import { byVerbAndResource, KubeRequestLog, type BucketWrite, maxInWindow, meterDynamo, meterSns, meterSqs, queueName, READ_VERBS, sum, Tally } from './meter.ts';
 
-export type FunctionName = 'binder' | 'provisioner';
+export { timed, type Delivery, type FunctionName } from './containers.ts';
 
 export const round = (n: number, digits = 2): number => (Number.isFinite(n) ? Math.round(n * 10 ** digits) / 10 ** digits : n);
 
@@ -96,6 +93,18 @@ export function awsModeFromEnv(value = process.env.BENCH_AWS): AwsMode {
 
 export const AWS_MODE: AwsMode = awsModeFromEnv();
 
+/** Where the functions' containers run: a worker thread of their own (default), or the bench's main thread. */
+export type FunctionsMode = 'thread' | 'inline';
+
+/** `BENCH_FUNCTIONS`: `thread` (or unset) or `inline`; anything else stops the bench. */
+export function functionsModeFromEnv(value = process.env.BENCH_FUNCTIONS): FunctionsMode {
+  if (value === undefined || value === '' || value === 'thread') return 'thread';
+  if (value === 'inline') return 'inline';
+  throw new Error(`BENCH_FUNCTIONS=${value}: expected thread (default) or inline`);
+}
+
+export const FUNCTIONS_MODE: FunctionsMode = functionsModeFromEnv();
+
 /**
  * The cache and control tables on a dynalite where `BENCH_AWS` says, for a bench without the stack:
  * in this process ({@link startDynalite}), or in the stand-ins' child process (reached directly, no proxy).
@@ -124,103 +133,6 @@ export function progress(message: string): void {
   process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 }
 
-/**
- * `target` with every method timed: `<prefix> calls` and `<prefix> ms` (wall time until the returned
- * promise settles) in `tally`. Methods run on the target itself (private fields keep working).
- */
-export function timed<T extends object>(target: T, tally: Tally, prefix: string): T {
-  return new Proxy(target, {
-    get(t, prop, receiver) {
-      const value = Reflect.get(t, prop, receiver) as unknown;
-      if (typeof value !== 'function') return value;
-      return (...args: unknown[]) => {
-        const started = performance.now();
-        const result = (value as (...a: unknown[]) => unknown).apply(t, args);
-        if (!(result instanceof Promise)) return result;
-        tally.add(`${prefix} calls`);
-        return result.finally(() => tally.add(`${prefix} ms`, performance.now() - started));
-      };
-    },
-  });
-}
-
-/** A record as a function received it. */
-export interface Delivery {
-  at: number;
-  fn: FunctionName;
-  kind: string;
-  type: string;
-  key: string;
-  firstReceive: boolean;
-  /** When SQS accepted the message (its SentTimestamp), on the `performance.now()` clock. */
-  sentAt: number;
-}
-
-/** One function run as Lambda runs it: a pool of containers, metered. */
-export class FunctionPool {
-  readonly name: FunctionName;
-  readonly memoryMB: number;
-  readonly architecture: 'arm64' | 'x86_64';
-  readonly queue: string;
-  /** invocations, records, billedMs, containers; `dynamo …` (its document client); its runtime's SQS calls. */
-  readonly tally: Tally;
-  readonly #containers: Array<{ handler: SqsHandler; busy: boolean }> = [];
-  readonly #build: () => SqsHandler;
-  readonly #deliveries: Delivery[];
-  inFlight = 0;
-  lastActivity = 0;
-
-  constructor(options: { name: FunctionName; memoryMB: number; architecture: 'arm64' | 'x86_64'; queue: string; build: () => SqsHandler; deliveries: Delivery[]; tally: Tally }) {
-    this.name = options.name;
-    this.tally = options.tally;
-    this.memoryMB = options.memoryMB;
-    this.architecture = options.architecture;
-    this.queue = options.queue;
-    this.#build = options.build;
-    this.#deliveries = options.deliveries;
-  }
-
-  get containers(): number {
-    return this.#containers.length;
-  }
-
-  readonly handler = async (event: SQSEvent, context: Context): Promise<unknown> => {
-    let container = this.#containers.find((c) => !c.busy);
-    if (!container) {
-      container = { handler: this.#build(), busy: false };
-      this.#containers.push(container);
-      this.tally.add('containers');
-    }
-    container.busy = true;
-    this.inFlight++;
-    const started = performance.now();
-    this.lastActivity = started;
-    this.tally.add('invocations');
-    this.tally.add('records', event.Records.length);
-    for (const record of event.Records) {
-      let body: { kind?: string; type?: string; key?: string } = {};
-      try {
-        body = JSON.parse(record.body) as typeof body;
-      } catch {
-        // not a cluster event: counted, not described
-      }
-      const firstReceive = record.attributes.ApproximateReceiveCount === '1';
-      if (firstReceive) this.tally.add('firstReceives');
-      const sentAt = Number(record.attributes.SentTimestamp) - (Date.now() - performance.now());
-      this.#deliveries.push({ at: started, fn: this.name, kind: body.kind ?? '?', type: body.type ?? '?', key: body.key ?? '?', firstReceive, sentAt });
-    }
-    try {
-      return await container.handler(event, context);
-    } finally {
-      const ms = performance.now() - started;
-      this.tally.add('billedMs', Math.ceil(ms));
-      container.busy = false;
-      this.inFlight--;
-      this.lastActivity = performance.now();
-    }
-  };
-}
-
 export interface BenchStackOptions {
   functions: FunctionName[];
   /** The per-cluster API budget every function container spends (`KUBE_API_QPS`, `KUBE_API_BURST`). */
@@ -244,6 +156,8 @@ export interface Snapshot {
   unconsumedDepth: Record<string, number>;
   /** CPU time (ms, user + system) of this process and of the AWS stand-ins' process (when it runs apart). */
   cpuMs: { bench: number; awsStandIns?: number };
+  /** Event-loop time (ms active, idle) of the main thread and of the functions' thread (when they run there). */
+  eventLoop: { main: { active: number; idle: number }; functions?: { active: number; idle: number } };
 }
 
 /** User + system CPU time of a process in ms, from /proc (Linux); undefined where it cannot be read. */
@@ -318,7 +232,9 @@ export class BenchStack {
   readonly deliveries: Delivery[];
   /** Successful writes of the API budget's bucket by any function container. */
   readonly bucketWrites: BucketWrite[];
-  readonly pools: FunctionPool[];
+  readonly pools: PoolView[];
+  /** The functions' own thread (`BENCH_FUNCTIONS=thread`), when they run there. */
+  readonly functionThread: FunctionThread | undefined;
   /** The event source mappings' SQS calls, the forwarder's SNS publishes and DynamoDB requests. */
   readonly aws = new Tally();
   /** What the bench itself sent to the API (creates). */
@@ -327,8 +243,9 @@ export class BenchStack {
   readonly #forwarderDoc: DocumentClient;
   readonly #extraClients: Array<{ destroy(): void }> = [];
 
-  private constructor(stack: Stack, options: BenchStackOptions, parts: { pools: FunctionPool[]; forwarderDoc: DocumentClient; log: KubeRequestLog; deliveries: Delivery[]; bucketWrites: BucketWrite[] }) {
+  private constructor(stack: Stack, options: BenchStackOptions, parts: { pools: PoolView[]; functionThread?: FunctionThread; forwarderDoc: DocumentClient; log: KubeRequestLog; deliveries: Delivery[]; bucketWrites: BucketWrite[] }) {
     this.bucketWrites = parts.bucketWrites;
+    this.functionThread = parts.functionThread;
     this.stack = stack;
     this.options = options;
     this.pools = parts.pools;
@@ -343,7 +260,7 @@ export class BenchStack {
   /** Starts the stack and the functions; the forwarder is started by {@link startForwarder}. */
   static async start(options: BenchStackOptions): Promise<BenchStack> {
     const deliveries: Delivery[] = [];
-    const handlers: Partial<Record<FunctionName, FunctionPool>> = {};
+    const handlers: Partial<Record<FunctionName, PoolView>> = {};
     const stack = await startTestStack({
       withForwarder: false,
       storageApi: options.storageApi ?? false,
@@ -352,80 +269,57 @@ export class BenchStack {
       awsStandIns: AWS_MODE,
       functions: Object.fromEntries(options.functions.map((fn) => [fn, (event: SQSEvent, context: Context) => handlers[fn]!.handler(event, context)])),
     });
+    const extra: Array<{ destroy(): void }> = [];
+    let functionThread: FunctionThread | undefined;
     try {
       const region = stack.env.AWS_REGION ?? 'eu-west-1';
       const clientConfig = { region, credentials: LOCAL_CREDENTIALS };
       const forwarderDoc = createDocumentClient({ ...clientConfig, endpoint: stack.dynamodb.endpoint });
-      const pools: FunctionPool[] = [];
-      const extra: Array<{ destroy(): void }> = [forwarderDoc];
+      extra.push(forwarderDoc);
       const log = new KubeRequestLog();
       const bucketWrites: BucketWrite[] = [];
-      for (const fn of options.functions) {
+      const functions: RemoteFunctionSpec[] = options.functions.map((fn) => {
         const def = stack.wiring.functions.find((f) => f.name === fn)!;
         const architectures = (stack.template.Resources?.[def.logicalId] as { Properties?: { Architectures?: string[] } } | undefined)?.Properties?.Architectures;
-        const env = stack.functionEnv[fn];
-        const tally = new Tally();
-        const doc = createDocumentClient({ ...clientConfig, endpoint: stack.dynamodb.endpoint });
-        meterDynamo(doc, tally, 'dynamo ', { onBucketWrite: (w) => bucketWrites.push(w) });
-        const sqs = new SQSClient({ ...clientConfig, endpoint: stack.sqs.endpoint });
-        meterSqs(sqs, tally);
-        extra.push(doc, sqs);
         const queueLogicalId = fn === 'binder' ? 'BinderQueue' : 'ProvisionerQueue';
         const queueUrl = stack.queues[queueLogicalId].url;
-        const dlqUrl = stack.queues[queueLogicalId.replace('Queue', 'Dlq')].url;
-        const budget = budgetFromEnv({ KUBE_API_QPS: String(options.budget.qps), KUBE_API_BURST: String(options.budget.burst) });
-        const common = { doc, tables: stack.tables, sqs, queueUrl, dlqUrl, maxReceiveCount: Number(env.MAX_RECEIVE_COUNT ?? 5) };
-        // One container: its own runtime, clients and budget handle (lib/runtime/handler.ts's init()).
-        const build = (): SqsHandler => {
-          const budgets = new Map<string, ApiBudget>();
-          const kube = new MeteredKubeClients(
-            {
-              env: { KUBECONFIG: stack.kubeconfigPath },
-              budget: (cluster) => {
-                let b = budgets.get(cluster);
-                if (!b) budgets.set(cluster, (b = new ApiBudget({ doc, table: stack.tables.control, cluster, ...budget })));
-                return b;
-              },
-            },
-            log,
-            fn,
-          );
-          if (fn === 'binder') {
-            return createSqsHandler(createBinderController({ sqs, queueUrl }), {
-              ...common,
-              kube,
-              component: BINDER_COMPONENT,
-              requiresSynced: ['PersistentVolumeClaim', 'PersistentVolume', 'StorageClass'],
-            });
-          }
-          const provisionerOptions = provisionerOptionsFromEnv(env);
-          const storage = timed(new StorageOSClient({ endpoint: stack.storageApi!.url, ...STORAGE_API_CREDENTIALS }), tally, 'storage');
-          const provisioner = provisionerOptions.backend === 'local' ? new LocalProvisioner(storage) : new StorageOSProvisioner(storage, provisionerOptions.provisionerName);
-          return createSqsHandler(createProvisionerController({ options: provisionerOptions, provisioner }), {
-            ...runtimeOptionsFor(provisionerOptions),
-            ...common,
-            kube,
-          });
+        const spec: ContainerSpec = {
+          fn,
+          region,
+          kubeconfigPath: stack.kubeconfigPath,
+          tables: stack.tables,
+          dynamodbEndpoint: stack.dynamodb.endpoint,
+          sqsEndpoint: stack.sqs.endpoint,
+          queueUrl,
+          dlqUrl: stack.queues[queueLogicalId.replace('Queue', 'Dlq')].url,
+          env: stack.functionEnv[fn],
+          budget: options.budget,
+          ...(stack.storageApi ? { storageApiUrl: stack.storageApi.url } : {}),
         };
-        const pool = new FunctionPool({
-          name: fn,
-          memoryMB: def.memorySize,
-          architecture: architectures?.[0] === 'x86_64' ? 'x86_64' : 'arm64',
-          queue: queueName(queueUrl),
-          build,
-          deliveries,
-          tally,
+        return { spec, memoryMB: def.memorySize, architecture: architectures?.[0] === 'x86_64' ? 'x86_64' : 'arm64', queue: queueName(queueUrl), functionName: def.functionName };
+      });
+      let pools: PoolView[];
+      if (FUNCTIONS_MODE === 'thread') {
+        functionThread = await FunctionThread.start(functions, { log, deliveries, bucketWrites });
+        pools = functionThread.pools;
+      } else {
+        pools = functions.map((f) => {
+          const tally = new Tally();
+          const { build, clients } = containerBuilder(f.spec, { tally, log, bucketWrites });
+          extra.push(...clients);
+          return new FunctionPool({ name: f.spec.fn, memoryMB: f.memoryMB, architecture: f.architecture, queue: f.queue, build, deliveries, tally });
         });
-        pools.push(pool);
-        handlers[fn] = pool;
       }
-      const bench = new BenchStack(stack, options, { pools, forwarderDoc, log, deliveries, bucketWrites });
+      for (const pool of pools) handlers[pool.name] = pool;
+      const bench = new BenchStack(stack, options, { pools, ...(functionThread ? { functionThread } : {}), forwarderDoc, log, deliveries, bucketWrites });
       bench.#extraClients.push(...extra);
       meterSqs(stack.sqs.client, bench.aws);
       meterSns(stack.sns.client, bench.aws);
       meterDynamo(forwarderDoc, bench.aws, 'forwarder dynamo ');
       return bench;
     } catch (error) {
+      await functionThread?.stop();
+      for (const c of extra) c.destroy();
       await stack.stop();
       throw error;
     }
@@ -452,7 +346,7 @@ export class BenchStack {
     }
   }
 
-  pool(fn: FunctionName): FunctionPool {
+  pool(fn: FunctionName): PoolView {
     const p = this.pools.find((x) => x.name === fn);
     if (!p) throw new Error(`function ${fn} is not running in this bench`);
     return p;
@@ -483,6 +377,7 @@ export class BenchStack {
   }
 
   async snapshot(): Promise<Snapshot> {
+    await this.functionThread?.collect();
     const unconsumedDepth: Record<string, number> = {};
     for (const q of this.#queues().unconsumed) unconsumedDepth[queueName(this.stack.queues[q].url)] = (await this.#depth(this.stack.queues[q].url)).visible;
     return {
@@ -496,6 +391,10 @@ export class BenchStack {
       storage: this.stack.storageApi?.requests.total() ?? 0,
       unconsumedDepth,
       cpuMs: await this.#cpuMs(),
+      eventLoop: {
+        main: (({ active, idle }) => ({ active, idle }))(performance.eventLoopUtilization()),
+        ...(this.functionThread ? { functions: { ...this.functionThread.eventLoop } } : {}),
+      },
     };
   }
 
@@ -531,6 +430,7 @@ export class BenchStack {
 
   async stop(): Promise<void> {
     await this.forwarder?.stop();
+    await this.functionThread?.stop();
     await this.stack.stop();
     for (const c of this.#extraClients) c.destroy();
   }
@@ -547,8 +447,17 @@ function cpuFigures(before: Snapshot, after: Snapshot, n: number): Record<string
   const aws = after.cpuMs.awsStandIns !== undefined && before.cpuMs.awsStandIns !== undefined ? after.cpuMs.awsStandIns - before.cpuMs.awsStandIns : undefined;
   const total = own + (aws ?? 0);
   const cores = availableParallelism();
+  const busy = (a?: { active: number; idle: number }, b?: { active: number; idle: number }): number | undefined => {
+    if (!a || !b) return undefined;
+    const active = b.active - a.active;
+    const all = active + (b.idle - a.idle);
+    return all > 0 ? round(active / all, 3) : undefined;
+  };
+  const functionsThread = busy(before.eventLoop.functions, after.eventLoop.functions);
   return {
     msPerOp: { thisProcess: round(own / n, 1), ...(aws !== undefined ? { awsStandIns: round(aws / n, 1) } : {}), total: round(total / n, 1) },
+    // Share of the run each event loop was busy: one near 1 is the bench's limit, whatever the cores say.
+    eventLoopBusy: { mainThread: busy(before.eventLoop.main, after.eventLoop.main), ...(functionsThread !== undefined ? { functionsThread } : {}) },
     cores,
     ceilingOpsPerSecond: total > 0 ? round((cores * 1000 * n) / total, 1) : null,
   };
