@@ -42,6 +42,8 @@ export interface CachedObject {
   deleted: boolean;
   /** Tombstones only: epoch seconds after which the tombstone counts as absent. */
   expiresAt?: number;
+  /** The controller whose write-back tagged this version as its own write (see {@link CachePutOptions.writer}). */
+  writer?: string;
 }
 
 /** `written`: the item moved forward. `stale`: the cache holds a newer rv. `unchanged`: same rv already held. */
@@ -432,6 +434,7 @@ export class ObjectCache {
       uid: String(item.uid ?? ''),
       deleted,
       ...(deleted && expiresAt !== undefined ? { expiresAt } : {}),
+      ...(typeof item.writer === 'string' && item.writer ? { writer: item.writer } : {}),
     };
   }
 }

@@ -3,14 +3,25 @@
  * request (the entry becomes `request.cached`, the rest `request.prefetched`). A REQUEUE or a redelivery that arrives before the record's `nextAttemptAt` waits again;
  * a fresh watch event goes through, as upstream's `queue.Add` bypasses the rate limiter.
  *
+ * It also ends an own write that was tagged too late: the forwarder publishes a version untagged when its
+ * last look at the cache (lib/forwarder/review.ts) comes before the writer's write-back, which is usual when
+ * the writer runs elsewhere (a Lambda's API response and write-back against the forwarder's watch event).
+ * When the entry just read holds the event's very version, tagged by this controller, and the key has no
+ * retry pending, the record is this controller's own write, as the subscription filter would have dropped
+ * it: done, counted as `OwnWriteSkipped`, with no reconcile (no API requests, no 409 against the sync that
+ * wrote it).
+ *
  * @example
  * // REQUEUE, nextAttemptAt in 10 s ⇒ { kind: 'wait', delayMs: 10000 }; ADDED ⇒ next()
  */
 import type { SQSRecord } from 'aws-lambda';
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { CachedObject } from '../../state/cache.ts';
 import type { BackoffRecord } from '../../state/backoff.ts';
 import { readKeyState } from '../../state/key-state.ts';
-import type { ClusterEventType } from '../message.ts';
+import type { ClusterEvent, ClusterEventType } from '../message.ts';
 import { parsedOf, type Gate } from '../job.ts';
+import { METRIC } from '../observability.ts';
 import type { SqsRuntime } from '../runtime.ts';
 
 /** Early arrivals within this much of `nextAttemptAt` go through. */
@@ -24,6 +35,11 @@ export function backoffWaitMs(known: BackoffRecord | null, type: ClusterEventTyp
   return early > GATE_SLACK_MS && (type === 'REQUEUE' || receiveCount > 1) ? early : 0;
 }
 
+/** A watch event of the version `controller` wrote and tagged itself (see the module comment). */
+export function isOwnTaggedVersion(event: ClusterEvent, cached: CachedObject | undefined, controller: string): boolean {
+  return (event.type === 'ADDED' || event.type === 'MODIFIED') && cached !== undefined && !cached.deleted && cached.writer === controller && String(cached.rv) === event.resourceVersion;
+}
+
 export function backoff<Ctx>(rt: SqsRuntime<Ctx>): Gate {
   return async (job, next) => {
     const { request, id, event } = parsedOf(job);
@@ -33,6 +49,11 @@ export function backoff<Ctx>(rt: SqsRuntime<Ctx>): Gate {
     request.cached = state.cached ?? null;
     if (rt.controller.prefetch) request.prefetched = state.extra;
     job.known = state.backoff ?? null;
+    if (!job.known && isOwnTaggedVersion(event, state.cached, rt.controller.name)) {
+      rt.metrics.addMetric(METRIC.ownWriteSkipped, MetricUnit.Count, 1);
+      job.log.debug('own write, tagged after it was published: nothing to do', { resourceVersion: event.resourceVersion });
+      return { kind: 'done' };
+    }
     const delayMs = backoffWaitMs(job.known, event.type, job.record, rt.now());
     if (delayMs > 0) return { kind: 'wait', delayMs, why: 'backoff: next attempt not due yet' };
     return next();

@@ -6,6 +6,7 @@ import type { Context, SQSRecord } from 'aws-lambda';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import { MemoryEventRecorder } from '../../../../lib/kube/recorder.ts';
+import type { CachedObject } from '../../../../lib/state/cache.ts';
 import type { BackoffRecord } from '../../../../lib/state/backoff.ts';
 import type { Job, Outcome } from '../../../../lib/runtime/job.ts';
 import { MESSAGE_VERSION, type ClusterEvent } from '../../../../lib/runtime/message.ts';
@@ -39,7 +40,16 @@ export const quietLogger = (): Logger => {
 };
 
 /** A runtime with recording fakes for SQS, the backoff store, the sync markers and the key state read. */
-export function fakeRuntime(options: { kinds?: Controller['kinds']; reconcile?: Controller['reconcile']; dlqUrl?: string; synced?: boolean; known?: BackoffRecord | null; failure?: Partial<BackoffRecord> & { delayMs?: number } } = {}) {
+export function fakeRuntime(options: {
+  kinds?: Controller['kinds'];
+  reconcile?: Controller['reconcile'];
+  dlqUrl?: string;
+  synced?: boolean;
+  known?: BackoffRecord | null;
+  failure?: Partial<BackoffRecord> & { delayMs?: number };
+  /** What the key-state read finds: the key's cache entry and its backoff record (control table). */
+  state?: { cached?: CachedObject; backoff?: BackoffRecord };
+} = {}) {
   const calls: string[] = [];
   const { metrics, counts, dimensioned } = fakeMetrics();
   const recorder = new MemoryEventRecorder();
@@ -62,10 +72,13 @@ export function fakeRuntime(options: { kinds?: Controller['kinds']; reconcile?: 
     sqs: { send: async (command: { constructor: { name: string }; input: unknown }) => void calls.push(`sqs ${command.constructor.name}`) },
     sync: { isListComplete: async () => (syncReads++, options.synced ?? true) },
     doc: {
-      send: async () => ({ Responses: {} }),
+      send: async (command: { input: { RequestItems?: Record<string, { Keys: Array<{ pk: string }> }> } }) => {
+        const backoffPk = command.input.RequestItems?.control?.Keys[0]?.pk;
+        return { Responses: options.state?.backoff && backoffPk ? { control: [{ ...options.state.backoff, pk: backoffPk }] } : {} };
+      },
     },
     tables: { cache: 'cache', control: 'control' },
-    cache: { entryOf: () => undefined },
+    cache: { entryOf: () => options.state?.cached },
     backoff: {
       clear: async () => void calls.push('backoff clear'),
       park: async (_id: unknown, dueAt: number) => void calls.push(`backoff park ${dueAt - NOW}`),
