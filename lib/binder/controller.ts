@@ -153,7 +153,7 @@ function requeueEvent(cluster: string, kind: WatchedKind, key: string, uid: stri
 }
 
 /** One reconcile of a claim or a volume key; throws to make the runtime retry. */
-export async function reconcileBinder(request: Pick<ReconcileRequest, 'kind' | 'key' | 'event' | 'cached' | 'prefetched'>, deps: BinderDeps): Promise<BinderOutcome> {
+export async function reconcileBinder(request: Pick<ReconcileRequest, 'kind' | 'key' | 'event' | 'cached' | 'prefetched' | 'retry'>, deps: BinderDeps): Promise<BinderOutcome> {
   if (request.kind === 'StorageClass') return reconcileClass(request, deps);
   return request.kind === 'PersistentVolume' ? reconcileVolume(request, deps) : reconcileClaim(request, deps);
 }
@@ -190,7 +190,7 @@ async function reconcileClass(request: Pick<ReconcileRequest, 'key' | 'cached'>,
   return outcome;
 }
 
-async function reconcileClaim(request: Pick<ReconcileRequest, 'key' | 'event' | 'cached' | 'prefetched'>, deps: BinderDeps): Promise<BinderOutcome> {
+async function reconcileClaim(request: Pick<ReconcileRequest, 'key' | 'event' | 'cached' | 'prefetched' | 'retry'>, deps: BinderDeps): Promise<BinderOutcome> {
   const outcome: BinderOutcome = { writes: 0, stats: { queries: 1, itemsRead: 0 }, enqueued: 0 };
   const hit = await cachedEntry(request, 'PersistentVolumeClaim', deps);
   if (!hit || hit.deleted) {
@@ -235,6 +235,14 @@ async function reconcileClaim(request: Pick<ReconcileRequest, 'key' | 'event' | 
     deps.logger?.info('claim deleted during its sync; its deletion event releases the volume', { claim: request.key });
     return outcome;
   }
+  // A retry that bound the claim: an earlier attempt may have written a volume's side of a bind whose claim
+  // write then failed, and that volume's own requeue may have run (and found the claim undecided) before
+  // this one decided. Every other volume naming this claim is requeued so its sync unbinds or releases it.
+  const bound = result.actions.find((a) => a.action === 'write' && a.kind === 'PersistentVolumeClaim' && a.purpose === 'bindClaimToVolume');
+  if (request.retry && bound?.action === 'write') {
+    const boundTo = (bound.object as PersistentVolumeClaim).spec?.volumeName;
+    outcome.enqueued += await enqueueVolumesNamingClaim(request.key, claim.metadata.uid, boundTo, deps, 'claim-bound-elsewhere');
+  }
   return outcome;
 }
 
@@ -265,7 +273,7 @@ function failedWriteIsClaim(result: SyncResult, attempted: number, claim: Persis
  * volumes, so the deletion requeues every volume whose claimRef names this claim (`byClaimRef`, one small
  * Query) and this uid (any uid when it is unknown). syncVolume then releases it after its live GET.
  */
-async function enqueueVolumesNamingClaim(key: string, uid: string | undefined, alreadyEnqueued: string | undefined, deps: BinderDeps): Promise<number> {
+async function enqueueVolumesNamingClaim(key: string, uid: string | undefined, alreadyEnqueued: string | undefined, deps: BinderDeps, why = 'claim-deleted'): Promise<number> {
   const slash = key.indexOf('/');
   const namespace = slash < 0 ? '' : key.slice(0, slash);
   const name = slash < 0 ? key : key.slice(slash + 1);
@@ -274,7 +282,7 @@ async function enqueueVolumesNamingClaim(key: string, uid: string | undefined, a
     const volume = entry.object as unknown as PersistentVolume;
     const ref = volume.spec?.claimRef;
     if (!ref?.uid || (uid && ref.uid !== uid) || volume.metadata.name === alreadyEnqueued) continue;
-    await deps.enqueue('PersistentVolume', volume.metadata.name, entry.uid, String(entry.rv), `claim-deleted-${ref.uid}`);
+    await deps.enqueue('PersistentVolume', volume.metadata.name, entry.uid, String(entry.rv), `${why}-${ref.uid}`);
     sent++;
   }
   return sent;

@@ -35,6 +35,11 @@ export interface ReconcileRequest {
    */
   cached?: CachedObject | null;
   /**
+   * Not the key's first attempt at this (set by the runtime): the key has a failure on record, or the
+   * message is a redelivery or a requeue. Undefined when the runtime did not read the key's state.
+   */
+  retry?: boolean;
+  /**
    * What the controller's {@link Controller.prefetch} asked for, read in the same request as `cached`:
    * cache entries by `<Kind>/<key>`, control items by `pk` (null: absent). Undefined when not read.
    */

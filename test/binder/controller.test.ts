@@ -63,8 +63,9 @@ describe('binder shell against the emulator and dynalite', () => {
       if (hit && !hit.deleted) await cache.remove(CLUSTER, 'PersistentVolumeClaim', hit.object, hit.rv + 1_000_000);
     }
   }
-  const reconcile = (kind: WatchedKind, key: string): Promise<BinderOutcome> =>
-    reconcileBinder({ kind, key, event: { v: 1, cluster: CLUSTER, kind, type: 'MODIFIED', key, uid: '', resourceVersion: '0', observedAt: new Date().toISOString() } }, deps);
+  /** `retry`: what the runtime says of a requeue, a redelivery or a key with a failure on record. */
+  const reconcile = (kind: WatchedKind, key: string, options: { retry?: boolean } = {}): Promise<BinderOutcome> =>
+    reconcileBinder({ kind, key, event: { v: 1, cluster: CLUSTER, kind, type: options.retry ? 'REQUEUE' : 'MODIFIED', key, uid: '', resourceVersion: '0', observedAt: new Date().toISOString() }, retry: options.retry ?? false }, deps);
 
   type PVExtra = { policy?: string; className?: string; claimRef?: { name: string; uid?: string }; modes?: string[] };
   /** A volume created and cached, its syncVolume (Pending → Available) run. */
@@ -111,7 +112,7 @@ describe('binder shell against the emulator and dynalite', () => {
   async function drain(): Promise<void> {
     for (let i = 0; queue.length && i < 50; i++) {
       const { kind, key } = queue.shift()!;
-      await reconcile(kind, key);
+      await reconcile(kind, key, { retry: true });
     }
   }
 
@@ -387,6 +388,34 @@ describe('binder shell against the emulator and dynalite', () => {
     await drain();
     const a = await pv(`${ns}-a`);
     assert.equal(a.spec?.claimRef, undefined, 'the controller-bound volume is unbound, as upstream\'s syncVolume does');
+    assert.equal(a.status?.phase, 'Available');
+  });
+
+  it('a volume whose requeue ran before its claim decided is requeued again when a retry binds the claim elsewhere', async () => {
+    // The volume's requeue (no backoff) usually runs before the claim's retry (backoff): its inline bind is
+    // refused too and writes nothing, so nothing on the volume's side requeues it again. The claim's retry
+    // that binds it elsewhere does.
+    await createPV(`${ns}-a`, '1Gi');
+    await createPV(`${ns}-b`, '2Gi');
+    await createPVC('c', '1Gi');
+    queue.length = 0;
+    kube.faults.inject({ verb: 'update', resource: 'persistentvolumeclaims', name: 'c', count: 2, status: 409 });
+    await assert.rejects(reconcile('PersistentVolumeClaim', `${ns}/c`), (e: unknown) => isConflict(e));
+    assert.deepEqual(queue.splice(0), [{ kind: 'PersistentVolume', key: `${ns}-a` }]);
+    await observePV(`${ns}-a`);
+    await reconcile('PersistentVolume', `${ns}-a`, { retry: true });
+    assert.deepEqual(queue.splice(0), [{ kind: 'PersistentVolumeClaim', key: `${ns}/c` }], 'the inline bind was refused: only the claim is requeued');
+    // The claim's author names the other volume; the claim's retry binds it there.
+    const claim = await pvc('c');
+    await core.replaceNamespacedPersistentVolumeClaim({ name: 'c', namespace: ns, body: { ...claim, spec: { ...claim.spec, volumeName: `${ns}-b` } } });
+    await observePVC('c');
+    const outcome = await reconcile('PersistentVolumeClaim', `${ns}/c`, { retry: true });
+    assert.equal((await pvc('c')).spec?.volumeName, `${ns}-b`);
+    assert.deepEqual(queue, [{ kind: 'PersistentVolume', key: `${ns}-a` }], 'the other volume naming the claim is requeued');
+    assert.equal(outcome.enqueued, 1);
+    await drain();
+    const a = await pv(`${ns}-a`);
+    assert.equal(a.spec?.claimRef, undefined, 'the controller-bound volume is unbound');
     assert.equal(a.status?.phase, 'Available');
   });
 

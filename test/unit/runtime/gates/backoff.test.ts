@@ -30,6 +30,23 @@ describe('gate backoff', () => {
     assert.equal(j.known, null);
   });
 
+  describe('request.retry: not the key\'s first attempt', () => {
+    const failure = { controller: 'test', cluster: 'c1', kind: 'PersistentVolumeClaim', key: 'ns/claim', pk: 'p', failures: 1, nextAttemptAt: NOW - 1, updatedAt: NOW, expiresAt: 0 };
+    const rows = [
+      { name: 'a fresh watch event, nothing on record: first attempt', type: 'MODIFIED' as const, receives: '1', failed: false, retry: false },
+      { name: 'a requeue', type: 'REQUEUE' as const, receives: '1', failed: false, retry: true },
+      { name: 'a redelivery', type: 'MODIFIED' as const, receives: '2', failed: false, retry: true },
+      { name: 'a failure on record', type: 'MODIFIED' as const, receives: '1', failed: true, retry: true },
+    ];
+    for (const row of rows) {
+      test(row.name, async () => {
+        const { rt } = fakeRuntime({ state: row.failed ? { backoff: failure } : {} });
+        const j = await parsedJob(rt, event({ type: row.type }), { ApproximateReceiveCount: row.receives });
+        await backoff(rt)(j, async () => NEXT);
+        assert.equal(j.parsed?.request.retry, row.retry);
+      });
+    }
+  });
   describe('an own write tagged after the forwarder published it', () => {
     // The fake controller is named `test`; the event is MODIFIED at resourceVersion 7 unless a row says otherwise.
     const entry = (partial: Partial<CachedObject> = {}): CachedObject => ({ object: { metadata: { name: 'claim', namespace: 'ns', resourceVersion: '7' } }, rv: 7, uid: 'u1', deleted: false, writer: 'test', ...partial });
