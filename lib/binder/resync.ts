@@ -2,7 +2,8 @@
  * The binder's level-triggered resync (upstream: `resync()` every `--pvclaimbinder-sync-period`): the
  * resync function re-enqueues every pending claim and every Released or Failed volume of a cluster on
  * its schedule, so a claim no event wakes (e.g. waiting for a volume that an admin frees by hand) and a
- * volume whose reclaim failed are looked at again.
+ * volume whose reclaim failed are looked at again; so are volumes a bind or an unbind left half written
+ * (claimed but not Bound, Bound with no claim: see lib/kube/cache-index.ts).
  *
  * Both come from the cache's sparse {@link RESYNC_INDEX}, which holds exactly those objects: a run reads
  * what needs looking at, however many bound claims and volumes the cluster has (upstream walks its whole

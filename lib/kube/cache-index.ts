@@ -39,12 +39,17 @@ export function volumeIndexAttributes(cluster: string, volume: IndexedObject): I
   const resync: IndexAttributes = phase === 'Released' || phase === 'Failed' ? { resyncPk: resyncPk(cluster, 'PersistentVolume') } : {};
   const claimRef = volume.spec?.claimRef;
   if (claimRef && typeof claimRef === 'object') {
-    // Claimed but not yet Bound (phase Pending or unset): a claim deleted meanwhile leaves it so, and
-    // upstream's resync of every PV would find it; the binder's resync reads this index instead.
-    const pending = phase === undefined || phase === '' || phase === 'Pending' ? { resyncPk: resyncPk(cluster, 'PersistentVolume') } : {};
+    // Claimed but not yet Bound (phase Pending or unset), or Available while naming a claim's uid (a bind
+    // whose status write failed leaves it so): a claim deleted or bound elsewhere meanwhile leaves it so, and
+    // upstream's resync of every PV would find it; the binder's resync reads this index instead. A volume
+    // pre-bound by name only (a user's, waiting for its claim) stays out.
+    const waiting = phase === undefined || phase === '' || phase === 'Pending' || (phase === 'Available' && Boolean(claimRef.uid));
+    const pending = waiting ? { resyncPk: resyncPk(cluster, 'PersistentVolume') } : {};
     return { claimRefPk: claimRefPk(cluster, claimRef.namespace ?? '', claimRef.name ?? ''), ...resync, ...pending };
   }
   if (Object.keys(resync).length) return resync;
+  // Bound with no claimRef: an unbind whose status write failed; only a sync sets its phase right again.
+  if (phase === 'Bound') return { resyncPk: resyncPk(cluster, 'PersistentVolume') };
   if (volume.metadata?.deletionTimestamp) return {};
   if (phase !== undefined && phase !== '' && phase !== 'Available' && phase !== 'Pending') return {};
   const name = String(volume.metadata?.name ?? '');

@@ -19,7 +19,7 @@ after(async () => {
   await db.stop();
 });
 
-it('re-enqueues pending claims and Released/Failed volumes only', async () => {
+it('re-enqueues pending claims, Released/Failed volumes and half-written ones only', async () => {
   const cache = new ObjectCache(db.doc, db.tables.cache, { indexer: indexAttributes });
   let rv = 10;
   const claim = (name: string, phase?: string) => ({
@@ -27,13 +27,14 @@ it('re-enqueues pending claims and Released/Failed volumes only', async () => {
     spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
     ...(phase ? { status: { phase } } : {}),
   });
-  const volume = (name: string, phase: string) => ({
+  const volume = (name: string, phase: string, claimName?: string) => ({
     metadata: { name, uid: `u-${name}`, resourceVersion: String(rv++) },
-    spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'] },
+    spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], ...(claimName ? { claimRef: { namespace: 'ns', name: claimName, uid: `u-${claimName}` } } : {}) },
     status: { phase },
   });
   for (const c of [claim('pending', 'Pending'), claim('fresh'), claim('bound', 'Bound'), claim('lost', 'Lost')]) await cache.put('c1', 'PersistentVolumeClaim', c);
-  for (const v of [volume('avail', 'Available'), volume('used', 'Bound'), volume('released', 'Released'), volume('failed', 'Failed')]) await cache.put('c1', 'PersistentVolume', v);
+  // `half-unbound`: Bound with no claimRef, what an unbind whose status write failed leaves.
+  for (const v of [volume('avail', 'Available'), volume('used', 'Bound', 'bound'), volume('half-unbound', 'Bound'), volume('released', 'Released'), volume('failed', 'Failed')]) await cache.put('c1', 'PersistentVolume', v);
   await cache.put('c2', 'PersistentVolumeClaim', claim('other-cluster', 'Pending'));
   const gone = claim('gone', 'Pending');
   await cache.put('c1', 'PersistentVolumeClaim', gone);
@@ -46,6 +47,7 @@ it('re-enqueues pending claims and Released/Failed volumes only', async () => {
     items.map((i) => `${i.kind} ${i.key} ${i.uid}`).sort(),
     [
       'PersistentVolume failed u-failed',
+      'PersistentVolume half-unbound u-half-unbound',
       'PersistentVolume released u-released',
       'PersistentVolumeClaim ns/fresh u-fresh',
       'PersistentVolumeClaim ns/pending u-pending',
