@@ -226,14 +226,23 @@ async function reconcileClaim(request: Pick<ReconcileRequest, 'key' | 'event' | 
     result = syncClaim({ ...snapshot, pods });
   }
   outcome.result = result;
+  let written: Array<PersistentVolume | PersistentVolumeClaim>;
   try {
-    await apply(result, deps, outcome);
+    written = await apply(result, deps, outcome);
   } catch (error) {
     // The claim is gone from the API while the cache still has it: its deletion is on its way and
     // releases the volume (deleteClaim above). Upstream does not retry a failed claim sync either.
     if (!isNotFound(error) || !failedWriteIsClaim(result, outcome.writes, claim)) throw error;
     deps.logger?.info('claim deleted during its sync; its deletion event releases the volume', { claim: request.key });
     return outcome;
+  }
+  // Upstream's sync after a retroactive default class comes from the claim's update event; that event is the
+  // binder's own write here (its queue leaves it out), so the claim is requeued at the version written.
+  if (result.actions.some((a) => a.action === 'write' && a.purpose === 'assignDefaultStorageClass')) {
+    const updated = written.filter((o) => o.metadata.namespace === claim.metadata.namespace && o.metadata.name === claim.metadata.name).pop() ?? claim;
+    const rv = updated.metadata.resourceVersion ?? '0';
+    await deps.enqueue('PersistentVolumeClaim', request.key, updated.metadata.uid ?? '', rv, `default-class-${rv}`);
+    outcome.enqueued++;
   }
   // A retry that bound the claim: an earlier attempt may have written a volume's side of a bind whose claim
   // write then failed, and that volume's own requeue may have run (and found the claim undecided) before

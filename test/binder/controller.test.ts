@@ -476,7 +476,11 @@ describe('binder shell against the emulator and dynalite', () => {
     await reconcile('StorageClass', className);
     assert.ok(queue.some((q) => q.key === `${ns}/classless`));
     await drain();
-    assert.equal((await pvc('classless')).spec?.storageClassName, className);
+    const assigned = await pvc('classless');
+    assert.equal(assigned.spec?.storageClassName, className);
+    // Its follow-up sync (upstream: the claim's update event, here the binder's own write) hands it to the
+    // class's provisioner without waiting for the resync.
+    assert.equal(assigned.metadata?.annotations?.['volume.kubernetes.io/storage-provisioner'], 'ext.example.com');
     await storageV1.deleteStorageClass({ name: className });
     const hit = await cache.get(CLUSTER, 'StorageClass', className);
     await cache.remove(CLUSTER, 'StorageClass', hit!.object, hit!.rv + 1_000_000);
