@@ -35,8 +35,8 @@ export interface ReconcileRequest {
    */
   cached?: CachedObject | null;
   /**
-   * Not the key's first attempt at this (set by the runtime): the key has a failure on record, or the
-   * message is a redelivery or a requeue. Undefined when the runtime did not read the key's state.
+   * An attempt after a failure (set by the runtime): the key has a failure on record, or the message is a
+   * redelivery (an invocation that died). Undefined when the runtime did not read the key's state.
    */
   retry?: boolean;
   /**

@@ -63,7 +63,7 @@ describe('binder shell against the emulator and dynalite', () => {
       if (hit && !hit.deleted) await cache.remove(CLUSTER, 'PersistentVolumeClaim', hit.object, hit.rv + 1_000_000);
     }
   }
-  /** `retry`: what the runtime says of a requeue, a redelivery or a key with a failure on record. */
+  /** `retry`: what the runtime says of a redelivery or of a key with a failure on record. */
   const reconcile = (kind: WatchedKind, key: string, options: { retry?: boolean } = {}): Promise<BinderOutcome> =>
     reconcileBinder({ kind, key, event: { v: 1, cluster: CLUSTER, kind, type: options.retry ? 'REQUEUE' : 'MODIFIED', key, uid: '', resourceVersion: '0', observedAt: new Date().toISOString() }, retry: options.retry ?? false }, deps);
 
@@ -112,7 +112,7 @@ describe('binder shell against the emulator and dynalite', () => {
   async function drain(): Promise<void> {
     for (let i = 0; queue.length && i < 50; i++) {
       const { kind, key } = queue.shift()!;
-      await reconcile(kind, key, { retry: true });
+      await reconcile(kind, key);
     }
   }
 

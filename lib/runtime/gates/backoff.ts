@@ -49,7 +49,7 @@ export function backoff<Ctx>(rt: SqsRuntime<Ctx>): Gate {
     request.cached = state.cached ?? null;
     if (rt.controller.prefetch) request.prefetched = state.extra;
     job.known = state.backoff ?? null;
-    request.retry = job.known !== null || event.type === 'REQUEUE' || Number(job.record.attributes.ApproximateReceiveCount) > 1;
+    request.retry = job.known !== null || Number(job.record.attributes.ApproximateReceiveCount) > 1;
     if (!job.known && isOwnTaggedVersion(event, state.cached, rt.controller.name)) {
       rt.metrics.addMetric(METRIC.ownWriteSkipped, MetricUnit.Count, 1);
       job.log.debug('own write, tagged after it was published: nothing to do', { resourceVersion: event.resourceVersion });

@@ -30,11 +30,11 @@ describe('gate backoff', () => {
     assert.equal(j.known, null);
   });
 
-  describe('request.retry: not the key\'s first attempt', () => {
+  describe('request.retry: an attempt after a failure', () => {
     const failure = { controller: 'test', cluster: 'c1', kind: 'PersistentVolumeClaim', key: 'ns/claim', pk: 'p', failures: 1, nextAttemptAt: NOW - 1, updatedAt: NOW, expiresAt: 0 };
     const rows = [
       { name: 'a fresh watch event, nothing on record: first attempt', type: 'MODIFIED' as const, receives: '1', failed: false, retry: false },
-      { name: 'a requeue', type: 'REQUEUE' as const, receives: '1', failed: false, retry: true },
+      { name: 'a requeue with nothing on record (another key\'s sync asked for it)', type: 'REQUEUE' as const, receives: '1', failed: false, retry: false },
       { name: 'a redelivery', type: 'MODIFIED' as const, receives: '2', failed: false, retry: true },
       { name: 'a failure on record', type: 'MODIFIED' as const, receives: '1', failed: true, retry: true },
     ];
