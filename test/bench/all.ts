@@ -7,7 +7,8 @@
  *
  * Sizes come from each bench's environment variables (see each file), which pass through; `BENCH_ONLY`
  * (comma-separated names) runs a subset; `BENCH_AWS=embedded` runs fauxqs and dynalite inside the binder,
- * provisioner and scale benches' process instead of their own (support/harness.ts). At the defaults the
+ * provisioner and scale benches' process instead of their own, and `BENCH_FUNCTIONS=inline` runs their
+ * functions in the main thread instead of a thread of their own (support/harness.ts). At the defaults the
  * whole run takes about 12 minutes on a 2-core machine.
  *
  * | bench | npm script | what |

@@ -19,8 +19,9 @@
  *    `BENCH_SCALE_CLAIMS` claims (default 30) one at a time with 100 and then 10,000 bigger volumes of the
  *    same class in the cache: reconcile p50 and DynamoDB items read per bind.
  *
- * fauxqs and dynalite run in their own process unless `BENCH_AWS=embedded` (support/harness.ts); the
- * report's `aws` says which.
+ * fauxqs and dynalite run in their own process unless `BENCH_AWS=embedded`, and the functions in a thread
+ * of their own unless `BENCH_FUNCTIONS=inline` (support/harness.ts); the report's `aws` and `functions` say
+ * which.
  *
  * Volumes are written into the emulator's store as Available before the forwarder starts (its first LIST
  * publishes them; the binder has nothing to do for them), so setting up 1,000 volumes costs no budget.
@@ -41,7 +42,7 @@ import { ApiBudget, KCM_CLIENT_DEFAULTS } from '../../lib/state/bucket.ts';
 import { BinderApi } from '../../lib/binder/api.ts';
 import { COMPONENT } from '../../lib/binder/constants.ts';
 import { reconcileBinder, type BinderDeps } from '../../lib/binder/controller.ts';
-import { AWS_MODE, BenchStack, envNumber, envSizes, percentile, progress, round, runBurst, runSingles, startBenchDynalite } from './support/harness.ts';
+import { AWS_MODE, BenchStack, FUNCTIONS_MODE, envNumber, envSizes, percentile, progress, round, runBurst, runSingles, startBenchDynalite } from './support/harness.ts';
 import { Tally, meterDynamo } from './support/meter.ts';
 import { printTable, type ControllerReport } from './support/report.ts';
 
@@ -194,6 +195,7 @@ const report: ControllerReport = {
   operation: 'bind (claim created → Bound, static)',
   budget: BUDGET,
   aws: AWS_MODE,
+  functions: FUNCTIONS_MODE,
   single,
   burst,
   kcmBudget,

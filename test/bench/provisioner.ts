@@ -18,8 +18,9 @@
  *    30) for each size in `BENCH_BUDGET_SIZES` (default 100; `100,1000` for the long run): the most API
  *    requests the functions sent in one second (≤ QPS + burst) and throughput ÷ (QPS ÷ requests per claim).
  *
- * fauxqs and dynalite run in their own process unless `BENCH_AWS=embedded` (support/harness.ts); the
- * report's `aws` says which.
+ * fauxqs and dynalite run in their own process unless `BENCH_AWS=embedded`, and the functions in a thread
+ * of their own unless `BENCH_FUNCTIONS=inline` (support/harness.ts); the report's `aws` and `functions` say
+ * which.
  *
  * Prints one JSON document on stdout and a short table on stderr.
  */
@@ -28,7 +29,7 @@ process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
 
 import { performance } from 'node:perf_hooks';
 import { KCM_CLIENT_DEFAULTS } from '../../lib/state/bucket.ts';
-import { AWS_MODE, BenchStack, envNumber, envSizes, measure, pool, progress, round, runBurst, runSingles } from './support/harness.ts';
+import { AWS_MODE, BenchStack, FUNCTIONS_MODE, envNumber, envSizes, measure, pool, progress, round, runBurst, runSingles } from './support/harness.ts';
 import { printTable, type ControllerReport } from './support/report.ts';
 
 const SINGLES = envNumber('BENCH_SINGLES', 5);
@@ -131,6 +132,7 @@ const report: ControllerReport = {
   operation: 'provision (default-class claim created → Bound: binder + provisioner)',
   budget: BUDGET,
   aws: AWS_MODE,
+  functions: FUNCTIONS_MODE,
   single,
   burst,
   delete: deletion,

@@ -20,8 +20,9 @@
  *    heap, and the per-bind figures (API, messages, DynamoDB). The forwarder runs out of process here, so its
  *    DynamoDB and SNS requests are not metered: the cost line covers the binder and SQS only.
  *
- * fauxqs and dynalite run in their own process unless `BENCH_AWS=embedded` (support/harness.ts); the
- * report's `aws` says which.
+ * fauxqs and dynalite run in their own process unless `BENCH_AWS=embedded`, and the functions in a thread
+ * of their own unless `BENCH_FUNCTIONS=inline` (support/harness.ts); the report's `aws` and `functions` say
+ * which.
  *
  * Prints one JSON document on stdout and a short summary on stderr.
  */
@@ -40,7 +41,7 @@ import { ObjectCache } from '../../lib/state/cache.ts';
 import { indexAttributes } from '../../lib/kube/cache-index.ts';
 import { syncPk } from '../../lib/state/schema.ts';
 import { SyncMarkers } from '../../lib/state/sync.ts';
-import { AWS_MODE, BenchStack, envNumber, pool, progress, round, runBurst, sleep } from './support/harness.ts';
+import { AWS_MODE, BenchStack, FUNCTIONS_MODE, envNumber, pool, progress, round, runBurst, sleep } from './support/harness.ts';
 import { table } from './support/report.ts';
 
 const VOLUMES = envNumber('BENCH_SCALE_VOLUMES', 10_000);
@@ -241,6 +242,7 @@ try {
     claims: CLAIMS,
     budget: BUDGET,
     aws: AWS_MODE,
+    functions: FUNCTIONS_MODE,
     forwarder: {
       process: 'lib/forwarder/main.ts as a child process, single replica, no leader election',
       baselineNearlyEmptyCluster: baseline,
