@@ -65,6 +65,8 @@ export interface SharedVolumeReconcilerDeps {
   leases?: LeaseStore;
   /** The cluster id of the object cache and lease keys (required with `objects` or `leases`). */
   cluster?: string;
+  /** The wait between passes of {@link SharedVolumeReconciler.pollUntil} (default: a timer; tests make it late). */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
 /**
@@ -95,6 +97,7 @@ export interface PollOnceOptions {
 
 const NO_METRICS: SharedVolumeMetricsSink = { count: () => {}, duration: () => {} };
 const NO_LOGS: SharedVolumeLogger = { info: () => {}, warn: () => {} };
+const timerSleep = (ms: number, signal?: AbortSignal): Promise<void> => sleep(ms, undefined, signal ? { signal } : undefined);
 
 /** The shared volume reconciler of one cluster. */
 export class SharedVolumeReconciler {
@@ -170,25 +173,30 @@ export class SharedVolumeReconciler {
    * Polls until `stopAt` (epoch ms), when every call still in flight is aborted: a pass, then a sleep of the
    * poll interval measured from its end, as long as another pass (as long as the last one) fits before the
    * stop. When the next regular pass would not fit, one last pass runs as late as still fits, so that the gap
-   * to the next invocation's first pass stays short.
+   * to the next invocation's first pass stays short (it runs even when the timer for it fires late).
    */
   async pollUntil(stopAt: number): Promise<PollResult[]> {
     const results: PollResult[] = [];
     const { pollIntervalMs } = this.#deps.config;
     const reserve = startReserveMs(pollIntervalMs);
     const signal = this.#deps.signal;
-    for (;;) {
-      if (signal?.aborted || stopAt - Date.now() < reserve) return results;
+    const wait = this.#deps.sleep ?? timerSleep;
+    for (let final = false; ; ) {
+      // The sleep before the final pass was to end `reserve` before the stop, but a timer fires late (under load,
+      // by more than the last pass took) or a millisecond early: the pass it was for still runs, bounded by the
+      // stop (`pollOnce`'s deadline); only a stop already past skips it.
+      const left = stopAt - Date.now();
+      if (signal?.aborted || left <= 0 || (!final && left < reserve)) return results;
       const result = await this.pollOnce({ deadline: stopAt });
       results.push(result);
       if (result.deadlineReached || signal?.aborted) return results;
       const now = Date.now();
       const latestStart = stopAt - result.durationMs - reserve;
       let wakeAt: number;
-      if (now + pollIntervalMs <= latestStart) wakeAt = now + pollIntervalMs;
-      else if (latestStart - now >= Math.min(FINAL_PASS_MIN_GAP_MS, pollIntervalMs)) wakeAt = latestStart;
+      if (now + pollIntervalMs <= latestStart) [wakeAt, final] = [now + pollIntervalMs, false];
+      else if (latestStart - now >= Math.min(FINAL_PASS_MIN_GAP_MS, pollIntervalMs)) [wakeAt, final] = [latestStart, true];
       else return results;
-      await sleep(wakeAt - now, undefined, signal ? { signal } : undefined).catch(() => {});
+      await wait(wakeAt - now, signal).catch(() => {});
     }
   }
 
