@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CoreV1Api, KubeConfig, StorageV1Api } from '@kubernetes/client-node';
+import { ClusterEventSchema, type ClusterEvent } from '../../lib/runtime/message.ts';
 import { StorageOSClient } from '../../lib/storage/storageos/client.ts';
 import { STORAGE_API_CREDENTIALS } from '../../infra/local/stack/stack.ts';
 import { eventually, startTestStack, type Stack } from '../support/stack.ts';
@@ -17,10 +18,16 @@ describe('the sharedVolume function on the local stack', () => {
   let core: CoreV1Api;
   let storageV1: StorageV1Api;
   let storage: StorageOSClient;
+  /** The cluster events the sharedVolume function handled (their records deleted from its queue). */
+  const handled: ClusterEvent[] = [];
 
   before(async () => {
     stack = await startTestStack({
       withForwarder: true,
+      onSettled: (functionName, outcome) => {
+        if (functionName !== 'sharedVolume') return;
+        for (const r of outcome.records) if (outcome.deleted.includes(r.messageId)) handled.push(ClusterEventSchema.parse(JSON.parse(r.body)));
+      },
       functionEnv: {
         POWERTOOLS_LOG_LEVEL: 'SILENT',
         POWERTOOLS_METRICS_DISABLED: 'true',
@@ -95,13 +102,16 @@ describe('the sharedVolume function on the local stack', () => {
 
   it('the scheduled poll finds a volume no event announced', async () => {
     const id = await sharedVolume(2, false);
-    // Let the claim's own event pass while the volume is not shared yet; sharing it makes no Kubernetes event.
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    // Let the claim's own event be handled while the volume is not shared yet; sharing it makes no Kubernetes event.
+    const claimHandled = () => handled.some((e) => e.kind === 'PersistentVolumeClaim' && e.key === `${NS}/fn-2`);
+    await eventually(claimHandled, 15_000, "the claim's event handled by the function");
     await stack.storageApi!.state.shareVolume(id);
     await new Promise((resolve) => setTimeout(resolve, 300));
     assert.equal(await mountEndpoint(id), undefined, 'nothing but the poll can publish it');
     const summary = (await stack.invoke('sharedVolume', { action: 'poll' })) as { iterations: number; listFailures: number; volumes: number };
-    assert.ok(summary.iterations >= 2, `iterations ${summary.iterations}`);
+    // One pass is what this proves (the poll found it); repeated passes until the stop are poll-ownership's and
+    // e2e's: in an 800 ms schedule a second pass depends on how long the first took.
+    assert.ok(summary.iterations >= 1, `iterations ${summary.iterations}`);
     assert.equal(summary.listFailures, 0);
     assert.equal(summary.volumes, 3);
     const svc = await core.readNamespacedService({ name: 'pvc-fn-2', namespace: NS });
