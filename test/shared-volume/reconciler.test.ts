@@ -99,12 +99,18 @@ describe('SharedVolumeReconciler against the stand-ins', () => {
 
   it('a fresh equal entry skips the volume; an expired one is reconciled again without writes', async () => {
     const v = await sharedVolume();
-    const r = reconciler({ config: { ...DEFAULT_CONFIG, cacheExpiryMs: 300 } });
+    // The cache's clock only moves when the test moves it: 'cached' does not depend on how soon the next pass runs.
+    let clock = Date.now();
+    const cache = new SharedVolumeCache({ doc: db.doc, table: db.tables.control, cluster: 'local', now: () => clock });
+    const r = reconciler({ cache, config: { ...DEFAULT_CONFIG, cacheExpiryMs: 300 } });
     assert.equal((await r.pollOnce()).outcomes?.get(v.id), 'published');
     const gets = kube.requests.count('get', 'services');
     assert.equal((await r.pollOnce()).outcomes?.get(v.id), 'cached');
     assert.equal(kube.requests.count('get', 'services'), gets, 'no read while cached');
-    await new Promise((resolve) => setTimeout(resolve, 350));
+    clock += 299;
+    assert.equal((await r.pollOnce()).outcomes?.get(v.id), 'cached', 'still fresh just before the expiry');
+    assert.equal(kube.requests.count('get', 'services'), gets, 'no read while cached');
+    clock += 1;
     const updates = kube.requests.count('update', 'services') + kube.requests.count('update', 'endpoints');
     assert.equal((await r.pollOnce()).outcomes?.get(v.id), 'ready');
     assert.ok(kube.requests.count('get', 'services') > gets, 'read again after expiry');
