@@ -1,7 +1,7 @@
 /**
  * Per-volume exclusion between the scheduled poll and the event path, through the stand-ins (API emulator,
- * dynalite, storage control plane): a volume is held (its mount-endpoint PUT made slow) by one invocation while
- * another reaches it.
+ * dynalite, storage control plane): a volume is held (its mount-endpoint PUT kept waiting until the test has seen
+ * what it asserts) by one invocation while another reaches it.
  *
  * - the poll finds the volume held by the event path: it skips it (`busy`), nothing is written twice;
  * - the event path finds it held by the poll: it requeues shortly (`{ requeueAfterMs }`, not a failure), and the
@@ -19,11 +19,10 @@ import type { ReconcileRequest } from '../../lib/runtime/reconcile.ts';
 import { SharedVolumeCache } from '../../lib/shared-volume/cache.ts';
 import { DEFAULT_CONFIG, type SharedVolumeConfig } from '../../lib/shared-volume/config.ts';
 import { createSharedVolumeController } from '../../lib/shared-volume/controller.ts';
-import { SharedVolumeReconciler } from '../../lib/shared-volume/reconciler.ts';
+import { SharedVolumeReconciler, type SharedVolumeApi } from '../../lib/shared-volume/reconciler.ts';
 import { ObjectCache } from '../../lib/state/cache.ts';
 import { indexAttributes } from '../../lib/kube/cache-index.ts';
 import { LeaseStore } from '../../lib/state/lease.ts';
-import { eventually } from '../support/stack.ts';
 import { claimRequest, NS, runtimeContext, startStandIns, type StandIns } from './support.ts';
 
 const config: SharedVolumeConfig = { ...DEFAULT_CONFIG, pollIntervalMs: 200, createPollIntervalMs: 20 };
@@ -36,15 +35,45 @@ describe('one invocation per volume: the poll and the event path exclude each ot
   before(async () => {
     s = await startStandIns();
   });
-  afterEach(() => s.storageApi.faults.clear());
+  /** The holds of the running test, released after it whatever happened (so no invocation is left waiting). */
+  const holds: Array<() => void> = [];
+  afterEach(() => {
+    for (const release of holds.splice(0)) release();
+  });
   after(async () => {
     await s?.stop();
   });
 
+  /**
+   * The storage client of the invocation that holds the volume: its first mount-endpoint write waits until
+   * `release()` (the volume's lease is taken by then). `entered` resolves when that write is waiting.
+   */
+  const holding = () => {
+    let entered!: () => void;
+    const hasEntered = new Promise<void>((resolve) => (entered = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    holds.push(release);
+    let first = true;
+    const storage: SharedVolumeApi = {
+      listSharedVolumes: (options) => s.storage.listSharedVolumes(options),
+      getSharedVolume: (ref, options) => s.storage.getSharedVolume(ref, options),
+      setExternalEndpoint: async (request, options) => {
+        if (first) {
+          first = false;
+          entered();
+          await released;
+        }
+        return s.storage.setExternalEndpoint(request, options);
+      },
+      reset: () => s.storage.reset(),
+    };
+    return { storage, entered: hasEntered, release };
+  };
   /** The scheduled poll's reconciler as the poller builds it, for one cluster id. */
-  const pollReconciler = async (clusterId: string) =>
+  const pollReconciler = async (clusterId: string, storage: SharedVolumeApi = s.storage) =>
     new SharedVolumeReconciler({
-      storage: s.storage,
+      storage,
       core: await s.kubeClients.coreV1(clusterId),
       recorder: new MemoryEventRecorder(),
       cache: new SharedVolumeCache({ doc: s.db.doc, table: s.db.tables.control, cluster: clusterId }),
@@ -53,11 +82,8 @@ describe('one invocation per volume: the poll and the event path exclude each ot
       leases: new LeaseStore({ doc: s.db.doc, table: s.db.tables.control }),
       cluster: clusterId,
     });
-  const controller = () => createSharedVolumeController({ storage: s.storage, config });
+  const controller = (storage: SharedVolumeApi = s.storage) => createSharedVolumeController({ storage, config });
   const puts = () => s.storageApi.requests.get(...MOUNT_PUT);
-  /** Makes the next mount-endpoint PUT slow and waits until it is in flight. */
-  const slowPublish = () => s.storageApi.faults.add({ method: 'PUT', path: '/v2/namespaces/*/volumes/*/nfs/mount-endpoint', latencyMs: 1500, times: 1 });
-  const inFlight = (before: number) => eventually(() => puts() > before, 5000, 'the mount-endpoint PUT in flight');
   const mountEndpoint = async (id: string) => (await s.storage.getVolume({ namespace: NS, id })).labels['storageos.com/nfs/mount-endpoint'];
   const published = async (v: { id: string; pv: string }) => {
     const svc = await s.core.readNamespacedService({ name: v.pv, namespace: NS });
@@ -67,14 +93,15 @@ describe('one invocation per volume: the poll and the event path exclude each ot
   it('the poll skips (busy) a volume the event path is reconciling; nothing is written twice', async () => {
     const clusterId = `c${++cluster}`;
     const v = await s.sharedVolume();
-    slowPublish();
+    const hold = holding();
     const before = puts();
     const creates = s.kube.requests.count('create', 'services');
     const request = claimRequest(clusterId, v.claim);
-    const event = controller().reconcile(request, runtimeContext(s, request, { timeoutMs: 30_000 }));
-    await inFlight(before);
+    const event = controller(hold.storage).reconcile(request, runtimeContext(s, request, { timeoutMs: 30_000 }));
+    await hold.entered;
     const pass = await (await pollReconciler(clusterId)).pollOnce();
     assert.equal(pass.outcomes?.get(v.id), 'busy');
+    hold.release();
     assert.equal(await event, undefined, 'the event path succeeded');
     assert.equal(puts() - before, 1, 'one publish only');
     assert.equal(s.kube.requests.count('create', 'services') - creates, 1, 'one Service create only');
@@ -86,15 +113,15 @@ describe('one invocation per volume: the poll and the event path exclude each ot
   it('the event path requeues shortly a volume the poll is reconciling, and the requeue converges it', async () => {
     const clusterId = `c${++cluster}`;
     const v = await s.sharedVolume();
-    slowPublish();
+    const hold = holding();
     const before = puts();
-    const pass = (await pollReconciler(clusterId)).pollOnce({ only: (x) => x.id === v.id });
-    await inFlight(before);
+    const pass = (await pollReconciler(clusterId, hold.storage)).pollOnce({ only: (x) => x.id === v.id });
+    await hold.entered;
     const request = claimRequest(clusterId, v.claim);
-    const started = Date.now();
+    // The poll cannot finish before release(): returning at all is returning without waiting for it.
     const result = await controller().reconcile(request, runtimeContext(s, request, { timeoutMs: 30_000 }));
     assert.deepEqual(result, { requeueAfterMs: 1000 }, 'requeued shortly, not failed');
-    assert.ok(Date.now() - started < 1000, 'without waiting for the poll');
+    hold.release();
     assert.equal((await pass).outcomes?.get(v.id), 'published');
     assert.equal(puts() - before, 1, 'one publish only');
     const requeued = await controller().reconcile(request, runtimeContext(s, request, { timeoutMs: 30_000 }));
@@ -105,7 +132,7 @@ describe('one invocation per volume: the poll and the event path exclude each ot
   it('two events of different objects (claim, attachment) for one volume: one reconciles, the other requeues', async () => {
     const clusterId = `c${++cluster}`;
     const v = await s.sharedVolume();
-    slowPublish();
+    const hold = holding();
     const before = puts();
     const claimEvent = claimRequest(clusterId, v.claim);
     const attachment: ReconcileRequest = {
@@ -120,10 +147,11 @@ describe('one invocation per volume: the poll and the event path exclude each ot
         object: { metadata: { name: `csi-${v.pv}` }, spec: { source: { persistentVolumeName: v.pv } } },
       },
     };
-    const first = controller().reconcile(claimEvent, runtimeContext(s, claimEvent, { timeoutMs: 30_000 }));
-    await inFlight(before);
+    const first = controller(hold.storage).reconcile(claimEvent, runtimeContext(s, claimEvent, { timeoutMs: 30_000 }));
+    await hold.entered;
     const second = await controller().reconcile(attachment, runtimeContext(s, attachment, { timeoutMs: 30_000 }));
     assert.deepEqual(second, { requeueAfterMs: 1000 });
+    hold.release();
     assert.equal(await first, undefined);
     assert.equal(puts() - before, 1, 'one publish only');
     await published(v);
