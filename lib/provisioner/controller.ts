@@ -157,6 +157,9 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
       ctx.logger.info('another invocation is provisioning this claim', { uid });
       return { requeueAfterMs: Math.min(LEASE_BUSY_REQUEUE_MS, options.provisionLeaseMs) };
     }
+    // Kept after a provisioning that saved its PV: the claim binds next and asks for nothing more, and the
+    // lease lapses by itself (one DynamoDB write less per claim); a duplicate or stale message meanwhile waits.
+    let keepLease = false;
     const renewal = setInterval(() => {
       if (lease) ctx.leases.renew(lease, options.provisionLeaseMs).then((l) => { lease = l; }, (err: unknown) => ctx.logger.warn('provisioning lease not renewed', { error: String(err) }));
     }, Math.max(1000, Math.floor(options.provisionLeaseMs / 3)));
@@ -213,10 +216,11 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
         ctx.logger.info('provisioned PV not saved yet: kept in the claim record, saved first on the next reconcile', { uid, pv: volumeName(config, claim) });
         return { requeueAfterMs: runtimeOptionsFor(options).limiter!.baseDelayMs };
       }
+      keepLease = outcome.result === 'done' && outcome.events.some((e) => e.reason === EventReason.ProvisioningSucceeded);
       return;
     } finally {
       clearInterval(renewal);
-      if (lease) await ctx.leases.release(lease).catch(() => false);
+      if (lease && !keepLease) await ctx.leases.release(lease).catch(() => false);
     }
   }
 

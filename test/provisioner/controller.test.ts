@@ -153,6 +153,22 @@ describe('provisioner controller against the emulator, dynalite and the storage 
     assert.equal(provisioner.provisions, 1);
   });
 
+  it('the lease of a provisioning that saved its PV is kept until it lapses; a failed one is released at once', async () => {
+    const controller = controllerWith();
+    const leases = new LeaseStore({ doc: db.doc, table: db.tables.control });
+    const done = await createClaim('leased', 'local');
+    await reconcile(controller, 'PersistentVolumeClaim', 'default/leased');
+    assert.equal(provisioner.provisions, 1);
+    assert.equal(await leases.tryAcquire(provisioningLeaseName(CLUSTER, done.metadata.uid!), 'another-invocation', 60_000), undefined, 'still held after the PV was saved');
+    provisioner.override = { state: 'Finished', error: new Error('backend down') };
+    const failing = await createClaim('unleased', 'local');
+    await assert.rejects(reconcile(controller, 'PersistentVolumeClaim', 'default/unleased'), /backend down/);
+    provisioner.override = undefined;
+    const again = await leases.tryAcquire(provisioningLeaseName(CLUSTER, failing.metadata.uid!), 'another-invocation', 60_000);
+    assert.ok(again, 'released after the failed provisioning, for the retry');
+    await leases.release(again);
+  });
+
   it('claims that are not candidates (another provisioner) skip the lease entirely', async () => {
     const controller = controllerWith();
     await core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: {
