@@ -58,8 +58,9 @@ describe('forwarder leader election on a coordination.k8s.io/v1 Lease', () => {
       metadata: { name: 'crashed', namespace: 'default' },
       spec: { holderIdentity: 'ghost', leaseDurationSeconds: 3, acquireTime: now, renewTime: now, leaseTransitions: 4 },
     });
-    const candidate = await env.forwarder({ kinds: ['Node'], lease: { namespace: 'default', name: 'crashed', identity: 'heir', ...timing } });
+    // Before the start: the candidate may observe the lease (the start of its duration) before forwarder() returns.
     const startedAt = Date.now();
+    const candidate = await env.forwarder({ kinds: ['Node'], lease: { namespace: 'default', name: 'crashed', identity: 'heir', ...timing } });
     await sleep(timing.leaseDurationMs / 2);
     assert.equal(candidate.isLeader(), false, 'the lease is still fresh');
     await eventually(() => candidate.isLeader(), 15_000, 'takeover after expiry');
