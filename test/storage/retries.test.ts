@@ -112,16 +112,30 @@ describe('retries: 5xx and transport errors back off, bounded per call', () => {
   });
 
   test('an aborted call stops during its backoff without further attempts', async () => {
-    const patient = s.newClient({ backoff: { attempts: 10, baseDelayMs: 200, jitter: false } });
+    // A first backoff of 5 s: the abort below lands in it however slowly the test runs (and ends it early).
+    const attempts: Array<number | undefined> = [];
+    const patient = s.newClient({
+      backoff: { attempts: 10, baseDelayMs: 5_000, jitter: false },
+      onRequest: (e) => void (e.path === '/nodes' && attempts.push(e.status)),
+    });
     await patient.listNodes();
     s.api.faults.add({ method: 'GET', path: '/v2/nodes', status: 503, times: -1 });
     try {
       const before = s.api.requests.get('GET', '/v2/nodes');
+      attempts.length = 0;
       const controller = new AbortController();
       const pending = patient.listNodes({ signal: controller.signal });
-      setTimeout(() => controller.abort(new Error('shutting down')), 50);
+      pending.catch(() => {}); // not an unhandled rejection if the wait below fails before it is awaited
+      // Abort once the first attempt was answered (503) on the server and at the client: it is in its backoff.
+      const deadline = Date.now() + 20_000;
+      while (s.api.requests.get('GET', '/v2/nodes') < before + 1 || attempts.length < 1) {
+        assert.ok(Date.now() < deadline, 'the first attempt answered');
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      controller.abort(new Error('shutting down'));
       await assert.rejects(pending, /shutting down/);
-      assert.equal(s.api.requests.get('GET', '/v2/nodes') - before, 1, 'aborted in the first 200 ms backoff');
+      assert.equal(s.api.requests.get('GET', '/v2/nodes') - before, 1, 'no further request reached the server');
+      assert.deepEqual(attempts, [503], 'no further attempt, not even an aborted one: the backoff itself was cut short');
     } finally {
       s.api.faults.clear();
     }
