@@ -81,29 +81,23 @@ export async function pool<T>(items: readonly T[], width: number, run: (item: T,
   );
 }
 
-/** Where fauxqs and dynalite run: their own child process (default), or this one. */
+/**
+ * A bench mode from the environment: unset or empty is `modes[0]` (the default); anything not in `modes` is
+ * a mistake worth stopping for.
+ */
+function modeFromEnv<M extends string>(name: string, modes: readonly [M, ...M[]], value = process.env[name]): M {
+  if (value === undefined || value === '') return modes[0];
+  if ((modes as readonly string[]).includes(value)) return value as M;
+  throw new Error(`${name}=${value}: expected ${modes[0]} (default) or ${modes.slice(1).join(' or ')}`);
+}
+
+/** Where fauxqs and dynalite run (`BENCH_AWS`): their own child process (default), or this one. */
 export type AwsMode = 'process' | 'embedded';
+export const AWS_MODE: AwsMode = modeFromEnv<AwsMode>('BENCH_AWS', ['process', 'embedded']);
 
-/** `BENCH_AWS`: `process` (or unset) or `embedded`; anything else is a mistake worth stopping for. */
-export function awsModeFromEnv(value = process.env.BENCH_AWS): AwsMode {
-  if (value === undefined || value === '' || value === 'process') return 'process';
-  if (value === 'embedded') return 'embedded';
-  throw new Error(`BENCH_AWS=${value}: expected process (default) or embedded`);
-}
-
-export const AWS_MODE: AwsMode = awsModeFromEnv();
-
-/** Where the functions' containers run: a worker thread of their own (default), or the bench's main thread. */
+/** Where the functions' containers run (`BENCH_FUNCTIONS`): a worker thread of their own (default), or the bench's main thread. */
 export type FunctionsMode = 'thread' | 'inline';
-
-/** `BENCH_FUNCTIONS`: `thread` (or unset) or `inline`; anything else stops the bench. */
-export function functionsModeFromEnv(value = process.env.BENCH_FUNCTIONS): FunctionsMode {
-  if (value === undefined || value === '' || value === 'thread') return 'thread';
-  if (value === 'inline') return 'inline';
-  throw new Error(`BENCH_FUNCTIONS=${value}: expected thread (default) or inline`);
-}
-
-export const FUNCTIONS_MODE: FunctionsMode = functionsModeFromEnv();
+export const FUNCTIONS_MODE: FunctionsMode = modeFromEnv<FunctionsMode>('BENCH_FUNCTIONS', ['thread', 'inline']);
 
 /**
  * The cache and control tables on a dynalite where `BENCH_AWS` says, for a bench without the stack:
