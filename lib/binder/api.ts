@@ -9,6 +9,7 @@
  */
 import type { CoreV1Api, V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { isNotFound } from '../kube/errors.ts';
+import { untrimmedForWrite } from '../state/cache.ts';
 import type { BinderWrite, PersistentVolume, PersistentVolumeClaim, Pod } from './types.ts';
 
 /** Pods with no node that have not finished: `spec.nodeName=,status.phase!=Succeeded,status.phase!=Failed`. */
@@ -25,11 +26,16 @@ export class BinderApi {
     this.#core = core;
   }
 
-  /** PUT the object or its status; returns what the API server returned. Errors are the client's `ApiException`. */
+  /**
+   * PUT the object or its status; returns what the API server returned. Errors are the client's `ApiException`.
+   * An object the cache trimmed gets its last-applied annotation back from a live read first (untrimmedForWrite).
+   */
   async write(w: BinderWrite): Promise<PersistentVolume | PersistentVolumeClaim> {
     this.writes++;
+    const { namespace: ns = '', name: objectName } = w.object.metadata;
+    const object = await untrimmedForWrite(w.object, () => (w.kind === 'PersistentVolume' ? this.readVolume(objectName) : this.readClaim(ns, objectName)));
     if (w.kind === 'PersistentVolume') {
-      const body = { apiVersion: 'v1', kind: 'PersistentVolume', ...w.object } as unknown as V1PersistentVolume;
+      const body = { apiVersion: 'v1', kind: 'PersistentVolume', ...object } as unknown as V1PersistentVolume;
       const name = w.object.metadata.name;
       const out =
         w.verb === 'update'
@@ -37,7 +43,7 @@ export class BinderApi {
           : await this.#core.replacePersistentVolumeStatus({ name, body });
       return toJson<PersistentVolume>(out);
     }
-    const body = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', ...w.object } as unknown as V1PersistentVolumeClaim;
+    const body = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', ...object } as unknown as V1PersistentVolumeClaim;
     const { name, namespace = '' } = w.object.metadata;
     const out =
       w.verb === 'update'

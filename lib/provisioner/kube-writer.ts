@@ -10,7 +10,7 @@
  */
 import { PatchStrategy, setHeaderOptions, type CoreV1Api } from '@kubernetes/client-node';
 import { isAlreadyExists, isNotFound, statusBody, statusCode } from '../kube/errors.ts';
-import type { CacheableObject, ObjectCache } from '../state/cache.ts';
+import { untrimmedForWrite, type CacheableObject, type ObjectCache } from '../state/cache.ts';
 import type { PersistentVolume, PersistentVolumeClaim } from '../kube/objects.ts';
 import type { PersistentVolumeCreator } from './store.ts';
 import { VolumeGoneError, type VolumeWriter } from './sync-volume.ts';
@@ -117,9 +117,19 @@ export class KubeWriter implements PersistentVolumeCreator, VolumeWriter {
 
   /** PUT the claim (its resourceVersion makes it conditional). */
   async updateClaim(claim: PersistentVolumeClaim): Promise<PersistentVolumeClaim> {
-    const updated = await this.#api.replaceNamespacedPersistentVolumeClaim({
-      name: claim.metadata.name ?? '', namespace: claim.metadata.namespace ?? '', body: claim as never,
-    }).catch((err: unknown) => { throw apiError(err); });
+    const name = claim.metadata.name ?? '';
+    const namespace = claim.metadata.namespace ?? '';
+    // A claim the cache trimmed gets its last-applied annotation back from a live read (untrimmedForWrite).
+    const body = await untrimmedForWrite(claim as CacheableObject, async () => {
+      try {
+        return toJson<CacheableObject>(await this.#api.readNamespacedPersistentVolumeClaim({ name, namespace }));
+      } catch (err) {
+        if (isNotFound(err)) return undefined;
+        throw apiError(err);
+      }
+    });
+    const updated = await this.#api.replaceNamespacedPersistentVolumeClaim({ name, namespace, body: body as never })
+      .catch((err: unknown) => { throw apiError(err); });
     await this.#remember('PersistentVolumeClaim', updated);
     return toJson<PersistentVolumeClaim>(updated);
   }

@@ -131,16 +131,24 @@ export class ObjectTooLargeError extends Error {
 /** JSON bytes above which an object is trimmed before caching (DynamoDB items are capped at 400 KB). */
 export const MAX_CACHED_OBJECT_BYTES = 350_000;
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
+/**
+ * Marks a cached copy that {@link cachedJson} took kubectl's last-applied annotation from. A controller
+ * that PUTs an object it read from the cache hands it to {@link untrimmedForWrite} first, so the PUT does
+ * not delete the annotation on the API server.
+ */
+export const TRIMMED_ANNOTATION = 'claimflow.io/cache-trimmed';
 
 /**
  * The JSON to cache: the object as is, or — when over {@link MAX_CACHED_OBJECT_BYTES} — without the
- * fields no controller reads that make objects large (kubectl's last-applied annotation, a Node's image
- * list). Throws {@link ObjectTooLargeError} when even that does not fit.
+ * fields no controller reads that make objects large (kubectl's last-applied annotation, marked with
+ * {@link TRIMMED_ANNOTATION}; a Node's image list). Throws {@link ObjectTooLargeError} when even that does
+ * not fit.
  */
 export function cachedJson(object: CacheableObject): string {
   const json = JSON.stringify(object);
   if (Buffer.byteLength(json) <= MAX_CACHED_OBJECT_BYTES) return json;
-  const { [LAST_APPLIED]: _applied, ...annotations } = object.metadata?.annotations ?? {};
+  const { [LAST_APPLIED]: applied, ...kept } = object.metadata?.annotations ?? {};
+  const annotations = applied === undefined ? kept : { ...kept, [TRIMMED_ANNOTATION]: LAST_APPLIED };
   const trimmed: CacheableObject = { ...object, metadata: { ...object.metadata, annotations } };
   if (trimmed.status && typeof trimmed.status === 'object' && 'images' in trimmed.status) {
     const { images: _images, ...status } = trimmed.status;
@@ -150,6 +158,21 @@ export function cachedJson(object: CacheableObject): string {
   const bytes = Buffer.byteLength(smaller);
   if (bytes > MAX_CACHED_OBJECT_BYTES) throw new ObjectTooLargeError(cacheKey(object), bytes);
   return smaller;
+}
+
+/**
+ * `object` as it may be PUT: without {@link TRIMMED_ANNOTATION}, and — when the cache trimmed it — with the
+ * last-applied annotation of the live object read by `readLive` (only at the same resourceVersion: at any
+ * other the PUT is refused with a 409 anyway). Objects the cache did not trim are returned as they are,
+ * with no read.
+ */
+export async function untrimmedForWrite<T extends CacheableObject>(object: T, readLive: () => Promise<CacheableObject | undefined>): Promise<T> {
+  const annotations = object.metadata?.annotations;
+  if (!annotations || !(TRIMMED_ANNOTATION in annotations)) return object;
+  const { [TRIMMED_ANNOTATION]: _marker, ...rest } = annotations;
+  const live = await readLive();
+  const applied = live?.metadata?.resourceVersion === object.metadata?.resourceVersion ? live?.metadata?.annotations?.[LAST_APPLIED] : undefined;
+  return { ...object, metadata: { ...object.metadata, annotations: applied === undefined ? rest : { ...rest, [LAST_APPLIED]: applied } } };
 }
 
 /** Parses a resourceVersion for integer comparison; throws {@link InvalidResourceVersionError}. */

@@ -419,6 +419,30 @@ describe('binder shell against the emulator and dynalite', () => {
     assert.equal(a.status?.phase, 'Available');
   });
 
+  it('a volume too large for the cache keeps its kubectl last-applied annotation through a bind', async () => {
+    // The cache keeps such objects without the annotation (400 KB items); the binder PUTs what it read from
+    // the cache, so without a live read first the bind would delete it on the API server.
+    // Annotations are capped at 256 KiB in all, so the rest of the size is mount options.
+    const applied = JSON.stringify({ note: 'x'.repeat(250_000) });
+    const mountOptions = Array.from({ length: 120 }, (_, i) => `opt${i}=${'y'.repeat(1000)}`);
+    await core.createPersistentVolume({
+      body: {
+        metadata: { name: `${ns}-fat`, annotations: { 'kubectl.kubernetes.io/last-applied-configuration': applied } },
+        spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], persistentVolumeReclaimPolicy: 'Retain', storageClassName: ns, mountOptions, nfs: { server: 'nfs.example.com', path: '/fat' } },
+      },
+    });
+    await observePV(`${ns}-fat`);
+    const cached = await cache.get(CLUSTER, 'PersistentVolume', `${ns}-fat`);
+    assert.equal(cached?.object.metadata?.annotations?.['kubectl.kubernetes.io/last-applied-configuration'], undefined, 'trimmed in the cache');
+    await reconcile('PersistentVolume', `${ns}-fat`);
+    await createPVC('c', '1Gi');
+    await reconcile('PersistentVolumeClaim', `${ns}/c`);
+    const bound = await pv(`${ns}-fat`);
+    assert.equal(bound.spec?.claimRef?.name, 'c');
+    assert.equal(bound.metadata?.annotations?.['kubectl.kubernetes.io/last-applied-configuration'], applied);
+    assert.equal(bound.metadata?.annotations?.['claimflow.io/cache-trimmed'], undefined, 'the cache\'s marker never reaches the API');
+  });
+
   it('WaitForFirstConsumer: a pre-bound volume binds in its own reconcile exactly as the requeued claim\'s sync binds it', async () => {
     // Upstream's PV controller matches with no node (findMatchingVolume(..., nil node, ...)): a volume pre-bound
     // to the claim binds even in delayed binding. Twin claims, one through each path, end alike.

@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startDynalite, type Dynalite } from '../support/dynalite.ts';
-import { ObjectCache, InvalidResourceVersionError, MissingIndexerError, ObjectTooLargeError } from '../../lib/state/cache.ts';
+import { ObjectCache, InvalidResourceVersionError, MissingIndexerError, ObjectTooLargeError, TRIMMED_ANNOTATION, untrimmedForWrite } from '../../lib/state/cache.ts';
 import { CLAIM_REF_INDEX, PENDING_CLAIM_INDEX, RESYNC_INDEX, VOLUME_MATCH_INDEX, padBytes, pendingClaimPk, volumeMatchPk, claimRefPk } from '../../lib/state/schema.ts';
 import { indexAttributes } from '../../lib/kube/cache-index.ts';
 import { claim, PV, PVC, volume } from '../support/cache-objects.ts';
@@ -80,11 +80,30 @@ describe('ObjectCache against dynalite', () => {
     const applied = { metadata: { name: 'fat', uid: 'u', resourceVersion: '80', annotations: { 'kubectl.kubernetes.io/last-applied-configuration': big, keep: 'me' } }, status: { images: [{ names: [big] }], phase: 'Ready' } };
     assert.equal(await cache.put('c5', 'Node', applied), 'written');
     const hit = await cache.get('c5', 'Node', 'fat');
-    assert.deepEqual(hit?.object.metadata?.annotations, { keep: 'me' });
+    assert.deepEqual(hit?.object.metadata?.annotations, { keep: 'me', [TRIMMED_ANNOTATION]: 'kubectl.kubernetes.io/last-applied-configuration' });
     assert.deepEqual(hit?.object.status, { phase: 'Ready' });
     const hopeless = { metadata: { name: 'obese', resourceVersion: '81', labels: {} }, spec: { data: 'y'.repeat(400_000) } };
     await assert.rejects(cache.put('c5', 'Node', hopeless), ObjectTooLargeError);
     assert.equal(await cache.get('c5', 'Node', 'obese'), undefined);
+  });
+
+  describe('untrimmedForWrite: a PUT of a trimmed copy keeps the live last-applied annotation', () => {
+    const LAST = 'kubectl.kubernetes.io/last-applied-configuration';
+    const object = (rv: string, annotations: Record<string, string>) => ({ metadata: { name: 'pv', resourceVersion: rv, annotations } });
+    const rows: Array<{ name: string; object: ReturnType<typeof object>; live?: ReturnType<typeof object>; reads: number; want: Record<string, string> }> = [
+      { name: 'not trimmed: as it is, no read', object: object('5', { keep: 'me' }), reads: 0, want: { keep: 'me' } },
+      { name: 'trimmed, live at the same version: the annotation is back, the marker gone', object: object('5', { keep: 'me', [TRIMMED_ANNOTATION]: LAST }), live: object('5', { keep: 'me', [LAST]: '{"big":1}' }), reads: 1, want: { keep: 'me', [LAST]: '{"big":1}' } },
+      { name: 'trimmed, live moved on: marker gone (the PUT gets its 409)', object: object('5', { [TRIMMED_ANNOTATION]: LAST }), live: object('6', { [LAST]: '{}' }), reads: 1, want: {} },
+      { name: 'trimmed, live gone: marker gone (the PUT gets its 404)', object: object('5', { [TRIMMED_ANNOTATION]: LAST }), reads: 1, want: {} },
+    ];
+    for (const row of rows) {
+      it(row.name, async () => {
+        let reads = 0;
+        const out = await untrimmedForWrite(row.object, async () => (reads++, row.live));
+        assert.deepEqual(out.metadata.annotations, row.want);
+        assert.equal(reads, row.reads);
+      });
+    }
   });
 
   it('lists a kind across pages, in key order', async () => {
