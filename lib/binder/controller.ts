@@ -238,18 +238,18 @@ async function reconcileClaim(request: Pick<ReconcileRequest, 'key' | 'event' | 
   }
   // Upstream's sync after a retroactive default class comes from the claim's update event; that event is the
   // binder's own write here (its queue leaves it out), so the claim is requeued at the version written.
+  const latestClaim = (written.filter((o) => o.metadata.namespace === claim.metadata.namespace && o.metadata.name === claim.metadata.name).pop() ?? claim) as PersistentVolumeClaim;
   if (result.actions.some((a) => a.action === 'write' && a.purpose === 'assignDefaultStorageClass')) {
-    const updated = written.filter((o) => o.metadata.namespace === claim.metadata.namespace && o.metadata.name === claim.metadata.name).pop() ?? claim;
-    const rv = updated.metadata.resourceVersion ?? '0';
-    await deps.enqueue('PersistentVolumeClaim', request.key, updated.metadata.uid ?? '', rv, `default-class-${rv}`);
+    const rv = latestClaim.metadata.resourceVersion ?? '0';
+    await deps.enqueue('PersistentVolumeClaim', request.key, latestClaim.metadata.uid ?? '', rv, `default-class-${rv}`);
     outcome.enqueued++;
   }
-  // A retry that bound the claim: an earlier attempt may have written a volume's side of a bind whose claim
-  // write then failed, and that volume's own requeue may have run (and found the claim undecided) before
-  // this one decided. Every other volume naming this claim is requeued so its sync unbinds or releases it.
-  const bound = result.actions.find((a) => a.action === 'write' && a.kind === 'PersistentVolumeClaim' && a.purpose === 'bindClaimToVolume');
-  if (request.retry && bound?.action === 'write') {
-    const boundTo = (bound.object as PersistentVolumeClaim).spec?.volumeName;
+  // A retry that finds the claim bound (by this sync, or meanwhile by a volume's inline bind): an earlier
+  // attempt may have written a volume's side of a bind whose claim write then failed, and that volume's own
+  // requeue may have run (and found the claim undecided) before the claim was decided. Every other volume
+  // naming this claim is requeued so its sync unbinds or releases it.
+  const boundTo = latestClaim.spec?.volumeName;
+  if (request.retry && boundTo) {
     outcome.enqueued += await enqueueVolumesNamingClaim(request.key, claim.metadata.uid, boundTo, deps, 'claim-bound-elsewhere');
   }
   return outcome;

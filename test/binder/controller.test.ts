@@ -419,6 +419,31 @@ describe('binder shell against the emulator and dynalite', () => {
     assert.equal(a.status?.phase, 'Available');
   });
 
+  it('a claim bound meanwhile by another volume\'s inline bind: its retry requeues the volume its failed bind left', async () => {
+    await createPV(`${ns}-a`, '1Gi');
+    const created = await createPVC('c', '1Gi');
+    queue.length = 0;
+    kube.faults.inject({ verb: 'update', resource: 'persistentvolumeclaims', name: 'c', count: 2, status: 409 });
+    await assert.rejects(reconcile('PersistentVolumeClaim', `${ns}/c`), (e: unknown) => isConflict(e));
+    assert.deepEqual(queue.splice(0), [{ kind: 'PersistentVolume', key: `${ns}-a` }]);
+    await observePV(`${ns}-a`);
+    await reconcile('PersistentVolume', `${ns}-a`, { retry: true });
+    assert.deepEqual(queue.splice(0), [{ kind: 'PersistentVolumeClaim', key: `${ns}/c` }]);
+    // An admin pre-binds another volume to the claim; its own reconcile binds the claim inline.
+    await createUnsyncedPV(`${ns}-w`, '1Gi', { claimRef: { name: 'c', uid: created.metadata?.uid } });
+    const inline = await reconcile('PersistentVolume', `${ns}-w`);
+    assert.equal(inline.inlineBound, `${ns}/c`);
+    assert.equal((await pvc('c')).spec?.volumeName, `${ns}-w`);
+    queue.length = 0;
+    // The claim's retry (its failure is on record) finds it bound and requeues the volume the failed bind left.
+    await reconcile('PersistentVolumeClaim', `${ns}/c`, { retry: true });
+    assert.deepEqual(queue, [{ kind: 'PersistentVolume', key: `${ns}-a` }]);
+    await drain();
+    const a = await pv(`${ns}-a`);
+    assert.equal(a.spec?.claimRef, undefined, 'the controller-bound volume is unbound');
+    assert.equal(a.status?.phase, 'Available');
+  });
+
   it('a volume too large for the cache keeps its kubectl last-applied annotation through a bind', async () => {
     // The cache keeps such objects without the annotation (400 KB items); the binder PUTs what it read from
     // the cache, so without a live read first the bind would delete it on the API server.
