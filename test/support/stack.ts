@@ -8,6 +8,7 @@
  * after(() => stack.stop());
  * await eventually(() => recorder.events('binder').length > 0);
  */
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { ClusterEventSchema, type ClusterEvent } from '../../lib/runtime/message.ts';
 import { SqsEventSource } from '../../infra/local/stack/event-source.ts';
@@ -27,6 +28,18 @@ export async function eventually(check: () => boolean | Promise<boolean>, timeou
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
+}
+
+/**
+ * Messages on a queue of the stack: waiting, in flight (being handled, or hidden by a requeue's
+ * ChangeMessageVisibility until it is due) and delayed. 0 means its consumer has nothing left to do.
+ */
+export async function queuedMessages(stack: Stack, logicalId: string): Promise<number> {
+  const queue = stack.queues[logicalId];
+  if (!queue) throw new Error(`no queue ${logicalId} in the template`);
+  const names = ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'] as const;
+  const { Attributes: a = {} } = await stack.sqs.client.send(new GetQueueAttributesCommand({ QueueUrl: queue.url, AttributeNames: [...names] }));
+  return names.reduce((sum, name) => sum + Number(a[name] ?? 0), 0);
 }
 
 /** One cluster event as a consumer saw it. */
