@@ -10,6 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  ChangeMessageVisibilityCommand,
   CreateQueueCommand,
   GetQueueAttributesCommand,
   ReceiveMessageCommand,
@@ -151,6 +152,8 @@ describe('SqsEventSource against fauxqs', () => {
     const log: string[] = [];
     const started = new Set<string>();
     let overlapped = false;
+    /** A2's first delivery, hidden for 30 s instead of the queue's 1 s until group B is done (then let go). */
+    let a2Receipt: string | undefined;
     const es = source(
       q,
       async (event) => {
@@ -165,6 +168,8 @@ describe('SqsEventSource against fauxqs', () => {
           }
           if (failures.length > 0 && failures.some((f) => f.itemIdentifier === r.messageId)) continue;
           if (r.body === 'A2' && r.attributes.ApproximateReceiveCount === '1') {
+            await sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: q.url, ReceiptHandle: r.receiptHandle, VisibilityTimeout: 30 }));
+            a2Receipt = r.receiptHandle;
             log.push('A2:failed');
             failures.push({ itemIdentifier: r.messageId });
             continue;
@@ -187,7 +192,11 @@ describe('SqsEventSource against fauxqs', () => {
     ]);
     es.start();
     try {
-      await waitFor('both groups to finish', () => log.includes('A4') && log.includes('B4'));
+      // group B does not wait for A2's retry: it finishes while A2 is hidden (its group A held back behind it)
+      await waitFor('group B to finish while A2 waits for its retry', () => log.includes('B4'));
+      assert.ok(a2Receipt !== undefined && !log.includes('A2'), `A2 not retried yet: ${log.join(' ')}`);
+      await sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: q.url, ReceiptHandle: a2Receipt, VisibilityTimeout: 0 }));
+      await waitFor('group A to finish', () => log.includes('A4'));
     } finally {
       await es.stop();
     }
@@ -200,7 +209,6 @@ describe('SqsEventSource against fauxqs', () => {
       log.filter((b) => b.startsWith('B')),
       ['B1', 'B2', 'B3', 'B4'],
     );
-    // group B did not wait for A2's retry (it waits out the 1 s visibility timeout)
     assert.ok(log.indexOf('B4') < log.indexOf('A2'), `B finished before A2's retry: ${log.join(' ')}`);
   });
 
@@ -214,6 +222,9 @@ describe('SqsEventSource against fauxqs', () => {
       async () => {
         inFlight++;
         peak = Math.max(peak, inFlight);
+        // until two are in flight at once (however long a receive takes), then a while longer for a third to show
+        const deadline = Date.now() + 5_000;
+        while (peak < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
         await new Promise((r) => setTimeout(r, 60));
         inFlight--;
         done++;
