@@ -58,13 +58,22 @@ describe('forwarder leader election on a coordination.k8s.io/v1 Lease', () => {
       metadata: { name: 'crashed', namespace: 'default' },
       spec: { holderIdentity: 'ghost', leaseDurationSeconds: 3, acquireTime: now, renewTime: now, leaseTransitions: 4 },
     });
+    // When the API server stored the takeover (not when a test timer got to look): a sleep to the lease's half-life
+    // and 'not leader yet' failed only on a very late timer, and proved less than this.
+    let takenOverAt: number | undefined;
+    const unsubscribe = env.kube.store.subscribe((e) => {
+      if (e.object.metadata?.name === 'crashed' && (e.object as { spec?: { holderIdentity?: string } }).spec?.holderIdentity === 'heir') takenOverAt ??= Date.now();
+    });
     // Before the start: the candidate may observe the lease (the start of its duration) before forwarder() returns.
     const startedAt = Date.now();
     const candidate = await env.forwarder({ kinds: ['Node'], lease: { namespace: 'default', name: 'crashed', identity: 'heir', ...timing } });
-    await sleep(timing.leaseDurationMs / 2);
-    assert.equal(candidate.isLeader(), false, 'the lease is still fresh');
-    await eventually(() => candidate.isLeader(), 15_000, 'takeover after expiry');
-    assert.ok(Date.now() - startedAt >= timing.leaseDurationMs, 'not before the lease duration passed');
+    try {
+      await eventually(() => candidate.isLeader(), 15_000, 'takeover after expiry');
+    } finally {
+      unsubscribe();
+    }
+    assert.ok(takenOverAt !== undefined, 'the takeover was written to the Lease');
+    assert.ok(takenOverAt - startedAt >= timing.leaseDurationMs, `not before the lease duration passed (taken over after ${takenOverAt - startedAt} ms)`);
     assert.equal(lease('crashed')?.spec.holderIdentity, 'heir');
     assert.equal(lease('crashed')?.spec.leaseTransitions, 5);
     await candidate.stop();
