@@ -21,9 +21,10 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { CoreV1Api, KubeConfig, StorageV1Api } from '@kubernetes/client-node';
+import { ObjectCache } from '../../lib/state/cache.ts';
 import { StorageOSClient } from '../../lib/storage/storageos/client.ts';
 import { STORAGE_API_CREDENTIALS } from '../../infra/local/stack/stack.ts';
-import { eventually, startTestStack, type Stack } from '../support/stack.ts';
+import { eventually, queuedMessages, startTestStack, type Stack } from '../support/stack.ts';
 
 const NS = 'default';
 const PERIOD_MS = 15_000;
@@ -124,7 +125,19 @@ describe('a failover reaches the Endpoints within 10 s, also across invocations'
       for (const v of volumes) if ((await storage.getVolume({ namespace: NS, id: v.id })).labels['storageos.com/nfs/mount-endpoint'] === undefined) return false;
       return true;
     }, 20_000, 'all published by the event path');
-    await sleep(1000);
+    // The counts below start once the event path is done: every claim and Service in the object cache (the forwarder
+    // wrote them; a read it cannot answer is a GET), nothing left to publish, and the sharedVolume queue empty (no
+    // reconcile in flight, none hidden until a requeue after `busy` is due).
+    const objects = new ObjectCache(stack.dynamodb.doc, stack.tables.cache);
+    const cached = async (kind: string, key: string) => {
+      const hit = await objects.get(stack.env.CLUSTER_ID!, kind, key);
+      return hit !== undefined && !hit.deleted;
+    };
+    await eventually(async () => {
+      for (const v of volumes) if (!(await cached('PersistentVolumeClaim', `${NS}/fb-${v.name}`)) || !(await cached('Service', `${NS}/${v.pv}`))) return false;
+      await stack.forwarder!.flush();
+      return (await queuedMessages(stack, 'SharedVolumeQueue')) === 0;
+    }, 20_000, 'claims and Services cached, the sharedVolume queue empty');
     const [mid, beforeStop, between, atHandover] = volumes as [Failover, Failover, Failover, Failover];
     const getsBefore = { pvc: stack.kubeApi!.requests.count('get', 'persistentvolumeclaims'), services: stack.kubeApi!.requests.count('get', 'services') };
 
