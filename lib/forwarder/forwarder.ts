@@ -16,6 +16,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { SNSClient } from '@aws-sdk/client-sns';
 import { ObjectCache } from '../state/cache.ts';
 import { indexAttributes } from '../kube/cache-index.ts';
+import { DEFAULT_OWN_WRITE_HOLD_MS } from './config.ts';
 import { createEventReview } from './review.ts';
 import type { DocumentClient } from '../state/client.ts';
 import type { TableNames } from '../state/schema.ts';
@@ -55,6 +56,12 @@ export interface ForwarderOptions {
   watchTimeoutSeconds?: [number, number];
   watchBackoffInitialMs?: number;
   watchBackoffMaxMs?: number;
+  /**
+   * How long a MODIFIED PersistentVolume or PersistentVolumeClaim event whose version is cached untagged
+   * waits for a controller's write-back to tag it (publisher.ts `ownWriteHoldMs`). Default
+   * {@link DEFAULT_OWN_WRITE_HOLD_MS}; 0 sends it at once.
+   */
+  ownWriteHoldMs?: number;
   /** How long stop() waits for the queue to drain. Default 25000. */
   shutdownFlushMs?: number;
   tombstoneTtlSeconds?: number;
@@ -128,6 +135,7 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
       onProgress,
       onError: (err) => logger.warn('publish failed; retrying', { error: (err as Error).message }),
       review,
+      ownWriteHoldMs: options.ownWriteHoldMs ?? DEFAULT_OWN_WRITE_HOLD_MS,
     });
 
   let publisher: EventPublisher | undefined;

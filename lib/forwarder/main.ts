@@ -33,6 +33,7 @@ async function main(): Promise<void> {
     httpPort: config.httpPort,
     queueCapacity: config.queueCapacity,
     watchSilenceMs: config.watchSilenceMs,
+    ownWriteHoldMs: config.ownWriteHoldMs,
     logger,
     defaultMetrics: true,
     heartbeat:

@@ -27,6 +27,12 @@ export class ForwarderMetrics {
   });
   /** Events the last look before publishing changed, by kind and outcome (own-write: tagged with its writer). See review.ts. */
   readonly reviewed = new Counter({ name: 'claimflow_forwarder_reviewed_total', help: 'Events tagged with their writer by the review before publishing', labelNames: ['kind', 'outcome'], registers: [this.registry] });
+  /**
+   * Events held for their writer's tag (publisher.ts `ownWriteHoldMs`), by kind and how the hold ended:
+   * `tagged` (a controller's own write: its queue leaves it out), `superseded` (a newer version was cached
+   * meanwhile), `untagged` (the hold ran out: a user's write, or a write-back slower than the hold).
+   */
+  readonly held = new Counter({ name: 'claimflow_forwarder_held_total', help: 'Events held for their writer tag before publishing, by how the hold ended', labelNames: ['kind', 'outcome'], registers: [this.registry] });
   /** Watch restarts, by kind and reason (closed, silence, error, expired). */
   readonly watchRestarts = new Counter({ name: 'claimflow_forwarder_watch_restarts_total', help: 'Watch restarts', labelNames: ['kind', 'reason'], registers: [this.registry] });
   /** Full LISTs, by kind. */

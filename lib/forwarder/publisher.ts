@@ -32,7 +32,7 @@
 import { PublishBatchCommand, type PublishBatchRequestEntry, type SNSClient } from '@aws-sdk/client-sns';
 import { messageAttributes, messageDeduplicationId, messageGroupId, type ClusterEvent, type WatchedKind } from '../runtime/message.ts';
 import type { ForwarderMetrics } from './metrics.ts';
-import type { EventReview } from './review.ts';
+import type { EventReview, ReviewedEvent } from './review.ts';
 
 /** SNS caps a message, and a whole PublishBatch request, at 256 KiB. */
 export const SNS_MAX_BYTES = 262_144;
@@ -71,6 +71,15 @@ export interface PublisherOptions {
   maxInFlight?: number;
   /** A last look at each batch's events before it is sent (review.ts): retag or drop; a failure sends them as they are. */
   review?: EventReview;
+  /**
+   * How long a MODIFIED event whose version the review found cached but untagged waits for its writer's
+   * tag, ms (default 0: sent at once). The review looks again every {@link ownWriteLookMs} meanwhile; the
+   * event goes out tagged as soon as a controller's write-back tags it, untagged when the time is up (a
+   * user's write) or a newer version is cached. Its group waits with it; other groups do not.
+   */
+  ownWriteHoldMs?: number;
+  /** How often a held event is looked at again, ms (default 25). */
+  ownWriteLookMs?: number;
   /**
    * Bookmarks are reported at most this often, ms (default 1000): a watch streaming events saves its
    * bookmark once a second, not once per batch. A completed LIST, flush() and stop() report at once.
@@ -372,7 +381,36 @@ export class EventPublisher {
   }
 
   async #publish(items: PublishItem[], signal: AbortSignal): Promise<void> {
-    let pending = await this.#review(items.filter((item) => item.event));
+    const reviewed = await this.#review(items.filter((item) => item.event));
+    const holdMs = this.#options.ownWriteHoldMs ?? 0;
+    const held = holdMs > 0 ? reviewed.filter((r) => r.untagged) : [];
+    const now = held.length > 0 ? reviewed.filter((r) => !r.untagged) : reviewed;
+    await Promise.all([this.#send(now.map((r) => r.item), signal), held.length > 0 ? this.#hold(held.map((r) => r.item), holdMs, signal) : undefined]);
+  }
+
+  /** Looks at held items again until their writer tags them or the hold is over, sending each when settled. */
+  async #hold(items: PublishItem[], holdMs: number, signal: AbortSignal): Promise<void> {
+    const until = Date.now() + holdMs;
+    const lookMs = Math.max(1, this.#options.ownWriteLookMs ?? 25);
+    const sends: Array<Promise<void>> = [];
+    let waiting = items;
+    while (waiting.length > 0 && !signal.aborted) {
+      const left = until - Date.now();
+      if (left <= 0) break;
+      await sleep(Math.min(lookMs, left), signal);
+      const reviewed = await this.#review(waiting);
+      const settled = reviewed.filter((r) => !r.untagged);
+      for (const { item } of settled) this.#options.metrics.held.inc({ kind: item.event!.kind, outcome: item.event!.writer ? 'tagged' : 'superseded' });
+      if (settled.length > 0) sends.push(this.#send(settled.map((r) => r.item), signal));
+      waiting = reviewed.filter((r) => r.untagged).map((r) => r.item);
+    }
+    for (const item of waiting) this.#options.metrics.held.inc({ kind: item.event!.kind, outcome: 'untagged' });
+    sends.push(this.#send(waiting, signal));
+    await Promise.all(sends);
+  }
+
+  async #send(items: PublishItem[], signal: AbortSignal): Promise<void> {
+    let pending = items;
     let delay = this.#options.retryInitialMs ?? 100;
     while (pending.length > 0 && !signal.aborted) {
       const entries: PublishBatchRequestEntry[] = pending.map((item, index) => ({
@@ -417,15 +455,18 @@ export class EventPublisher {
   }
 
   /** The batch as the review leaves it (see {@link PublisherOptions.review}). */
-  async #review(items: PublishItem[]): Promise<PublishItem[]> {
+  async #review(items: PublishItem[]): Promise<Array<{ item: PublishItem; untagged?: true }>> {
     const review = this.#options.review;
-    if (!review || items.length === 0) return items;
+    if (!review || items.length === 0) return items.map((item) => ({ item }));
     try {
       const reviewed = await review(items.map((item) => item.event!));
-      return items.flatMap((item, index) => (reviewed[index] ? [{ ...item, event: reviewed[index] }] : []));
+      return items.flatMap((item, index) => {
+        const r: ReviewedEvent | undefined = reviewed[index];
+        return r ? [{ item: { ...item, event: r.event }, ...(r.untagged ? { untagged: r.untagged } : {}) }] : [];
+      });
     } catch (err) {
       this.#options.onError?.(err);
-      return items;
+      return items.map((item) => ({ item }));
     }
   }
 

@@ -42,7 +42,7 @@ import { ApiBudget, KCM_CLIENT_DEFAULTS } from '../../lib/state/bucket.ts';
 import { BinderApi } from '../../lib/binder/api.ts';
 import { COMPONENT } from '../../lib/binder/constants.ts';
 import { reconcileBinder, type BinderDeps } from '../../lib/binder/controller.ts';
-import { AWS_MODE, BenchStack, FUNCTIONS_MODE, envNumber, envSizes, percentile, progress, round, runBurst, runSingles, startBenchDynalite } from './support/harness.ts';
+import { AWS_MODE, BenchStack, FUNCTIONS_MODE, OWN_WRITE_HOLD_MS, envNumber, envSizes, percentile, progress, round, runBurst, runSingles, startBenchDynalite } from './support/harness.ts';
 import { Tally, meterDynamo } from './support/meter.ts';
 import { printTable, type ControllerReport } from './support/report.ts';
 
@@ -196,6 +196,7 @@ const report: ControllerReport = {
   budget: BUDGET,
   aws: AWS_MODE,
   functions: FUNCTIONS_MODE,
+  ownWriteHoldMs: OWN_WRITE_HOLD_MS,
   single,
   burst,
   kcmBudget,

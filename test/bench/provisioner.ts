@@ -29,7 +29,7 @@ process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
 
 import { performance } from 'node:perf_hooks';
 import { KCM_CLIENT_DEFAULTS } from '../../lib/state/bucket.ts';
-import { AWS_MODE, BenchStack, FUNCTIONS_MODE, envNumber, envSizes, measure, pool, progress, round, runBurst, runSingles } from './support/harness.ts';
+import { AWS_MODE, BenchStack, FUNCTIONS_MODE, OWN_WRITE_HOLD_MS, envNumber, envSizes, measure, pool, progress, round, runBurst, runSingles } from './support/harness.ts';
 import { printTable, type ControllerReport } from './support/report.ts';
 
 const SINGLES = envNumber('BENCH_SINGLES', 5);
@@ -133,6 +133,7 @@ const report: ControllerReport = {
   budget: BUDGET,
   aws: AWS_MODE,
   functions: FUNCTIONS_MODE,
+  ownWriteHoldMs: OWN_WRITE_HOLD_MS,
   single,
   burst,
   delete: deletion,

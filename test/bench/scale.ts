@@ -41,7 +41,7 @@ import { ObjectCache } from '../../lib/state/cache.ts';
 import { indexAttributes } from '../../lib/kube/cache-index.ts';
 import { syncPk } from '../../lib/state/schema.ts';
 import { SyncMarkers } from '../../lib/state/sync.ts';
-import { AWS_MODE, BenchStack, FUNCTIONS_MODE, envNumber, pool, progress, round, runBurst, sleep } from './support/harness.ts';
+import { AWS_MODE, BenchStack, FUNCTIONS_MODE, OWN_WRITE_HOLD_MS, envNumber, pool, progress, round, runBurst, sleep } from './support/harness.ts';
 import { table } from './support/report.ts';
 
 const VOLUMES = envNumber('BENCH_SCALE_VOLUMES', 10_000);
@@ -81,6 +81,7 @@ class ForwarderProcess {
         LEADER_ELECT: 'false',
         HTTP_PORT: '0',
         HEARTBEAT_INTERVAL: '0',
+        OWN_WRITE_HOLD: String(OWN_WRITE_HOLD_MS),
         POWERTOOLS_LOG_LEVEL: 'INFO',
         POWERTOOLS_METRICS_DISABLED: 'true',
       },
@@ -243,6 +244,7 @@ try {
     budget: BUDGET,
     aws: AWS_MODE,
     functions: FUNCTIONS_MODE,
+    ownWriteHoldMs: OWN_WRITE_HOLD_MS,
     forwarder: {
       process: 'lib/forwarder/main.ts as a child process, single replica, no leader election',
       baselineNearlyEmptyCluster: baseline,

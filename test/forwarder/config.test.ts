@@ -21,6 +21,9 @@ describe('forwarder configuration', () => {
     assert.deepEqual(config.kinds, [...WATCHED_KINDS]);
     assert.deepEqual(config.lease, { namespace: 'claimflow', name: 'claimflow-forwarder', identity: 'forwarder-abc', leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 });
     assert.equal(config.httpPort, 8080);
+    assert.equal(config.ownWriteHoldMs, 100);
+    assert.equal(loadConfig([], { ...base, OWN_WRITE_HOLD: '0' }).ownWriteHoldMs, 0);
+    assert.equal(loadConfig(['--own-write-hold', '250ms'], { ...base, OWN_WRITE_HOLD: '0' }).ownWriteHoldMs, 250);
   });
 
   it('lets flags win over the environment', () => {
@@ -38,5 +41,6 @@ describe('forwarder configuration', () => {
     assert.throws(() => loadConfig([], { ...base, CLUSTER_ID: '' }), /--cluster-id or CLUSTER_ID must be set/);
     assert.throws(() => loadConfig(['--kinds', 'Pod'], base), /unknown kind Pod/);
     assert.throws(() => loadConfig(['--http-port=x1'], base), ForwarderConfigError);
+    assert.throws(() => loadConfig([], { ...base, OWN_WRITE_HOLD: 'briefly' }), /invalid duration/);
   });
 });

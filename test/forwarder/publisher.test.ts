@@ -6,6 +6,7 @@ import { EventPublisher, type Progress } from '../../lib/forwarder/publisher.ts'
 import { ForwarderMetrics } from '../../lib/forwarder/metrics.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../support/dynalite.ts';
 import type { ClusterEvent } from '../../lib/runtime/message.ts';
+import type { EventReview } from '../../lib/forwarder/review.ts';
 
 const event = (name: string, rv: number, object: Record<string, unknown> = {}): ClusterEvent => ({
   v: 1,
@@ -284,5 +285,90 @@ describe('EventPublisher against fauxqs', () => {
     await publisher.stop();
     await fourth;
     sns.destroy();
+  });
+  describe('the own-write hold (ownWriteHoldMs)', () => {
+    /** The entries of every PublishBatch, in the order sent: `<key>@<rv>` and the `writer` attribute. */
+    const recordingSns = () => {
+      const sent: Array<{ id: string; writer: string | undefined }> = [];
+      const sns = new SNSClient({ endpoint: messaging.endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+      sns.middlewareStack.add(
+        (next) => async (args: any) => {
+          for (const e of args.input.PublishBatchRequestEntries) {
+            const body = JSON.parse(e.Message) as ClusterEvent;
+            sent.push({ id: `${body.key}@${body.resourceVersion}`, writer: body.writer });
+          }
+          return next(args);
+        },
+        { step: 'initialize', name: 'recordEntries' },
+      );
+      return { sns, sent };
+    };
+    const pv = (name: string, rv: number): ClusterEvent => ({ ...event(name, rv), kind: 'PersistentVolume' });
+    /** A review that finds `held`'s versions cached untagged until `tag` is set, then tagged by it. */
+    const fakeReview = (state: { tag?: string; looks: number }): EventReview => async (events) => {
+      state.looks++;
+      return events.map((e) => (e.key !== 'held' ? { event: e } : state.tag ? { event: { ...e, writer: state.tag } } : { event: e, untagged: true as const }));
+    };
+    const held = async (metrics: ForwarderMetrics, outcome: string) =>
+      (await metrics.held.get()).values.find((v) => v.labels.outcome === outcome && v.labels.kind === 'PersistentVolume')?.value ?? 0;
+
+    it('sends the rest of the batch at once, the held event with its writer once the tag appears, and its group’s later versions after it', async () => {
+      const { sns, sent } = recordingSns();
+      const metrics = new ForwarderMetrics();
+      const state: { tag?: string; looks: number } = { looks: 0 };
+      const publisher = new EventPublisher({ sns, topicArn: messaging.topicArn, metrics, review: fakeReview(state), ownWriteHoldMs: 60_000, ownWriteLookMs: 5 });
+      await publisher.enqueue({ event: pv('held', 700) });
+      await publisher.enqueue({ event: pv('other', 701) });
+      await publisher.enqueue({ event: pv('held', 702) });
+      publisher.start();
+      const until = async (check: () => boolean, what: string) => {
+        const deadline = Date.now() + 20_000;
+        while (!check()) {
+          if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+      };
+      await until(() => sent.some((e) => e.id === 'other@701'), 'the other group is sent');
+      await until(() => state.looks >= 4, 'the held event is looked at again');
+      assert.deepEqual(sent.map((e) => e.id), ['other@701'], 'the held version, and its group’s next one, wait for the tag');
+      state.tag = 'binder';
+      await publisher.flush();
+      await publisher.stop();
+      sns.destroy();
+      assert.deepEqual(sent.map((e) => e.id), ['other@701', 'held@700', 'held@702'], 'the group keeps its order');
+      assert.equal(sent[1].writer, 'binder', 'the held version goes out tagged');
+      assert.equal(await held(metrics, 'tagged'), 1, 'held@700 was held; held@702 found its tag at its first look');
+      assert.equal(sent[2].writer, 'binder');
+    });
+
+    it('sends a held event untagged when the hold runs out (a user’s write)', async () => {
+      const { sns, sent } = recordingSns();
+      const metrics = new ForwarderMetrics();
+      const state = { looks: 0 };
+      const publisher = new EventPublisher({ sns, topicArn: messaging.topicArn, metrics, review: fakeReview(state), ownWriteHoldMs: 50, ownWriteLookMs: 10 });
+      publisher.start();
+      await publisher.enqueue({ event: pv('held', 710) });
+      await publisher.flush();
+      await publisher.stop();
+      sns.destroy();
+      assert.deepEqual(sent, [{ id: 'held@710', writer: undefined }]);
+      assert.ok(state.looks >= 2, `looked again before giving up (${state.looks} looks)`);
+      assert.equal(await held(metrics, 'untagged'), 1);
+    });
+
+    it('without a hold, sends at once after one look', async () => {
+      const { sns, sent } = recordingSns();
+      const metrics = new ForwarderMetrics();
+      const state = { looks: 0 };
+      const publisher = new EventPublisher({ sns, topicArn: messaging.topicArn, metrics, review: fakeReview(state) });
+      publisher.start();
+      await publisher.enqueue({ event: pv('held', 720) });
+      await publisher.flush();
+      await publisher.stop();
+      sns.destroy();
+      assert.deepEqual(sent, [{ id: 'held@720', writer: undefined }]);
+      assert.equal(state.looks, 1);
+      assert.equal(await held(metrics, 'untagged'), 0);
+    });
   });
 });

@@ -4,8 +4,10 @@
  * `writer`, and the writer's subscription (serverless.yml, as the local stack creates it) leaves it out
  * while the other controllers still receive it.
  *
- * The forwarder is stopped while the "controller" writes, so that the write-back deterministically lands
- * before the watch brings the version (in production the two race; a lost race costs one no-op message).
+ * The first test stops the forwarder while the "controller" writes, so that the write-back deterministically
+ * lands before the watch brings the version. In production the two race, and the forwarder usually caches
+ * the version first: the second test makes the write-back land after the forwarder's first look, within its
+ * own-write hold.
  */
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
@@ -14,7 +16,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { startForwarder, type Forwarder } from '../../lib/forwarder/forwarder.ts';
+import { startForwarder, type Forwarder, type ForwarderOptions } from '../../lib/forwarder/forwarder.ts';
+import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import { ObjectCache } from '../../lib/state/cache.ts';
 import { indexAttributes } from '../../lib/kube/cache-index.ts';
 import { EventRecorder, eventually, startTestStack, type Stack } from '../support/stack.ts';
@@ -25,7 +28,7 @@ describe('writer-tagged versions skip the writer’s queue', () => {
   let kubeConfig: KubeConfig;
   const recorder = new EventRecorder();
   const forwarders: Forwarder[] = [];
-  const startOne = async (): Promise<Forwarder> => {
+  const startOne = async (overrides: Partial<ForwarderOptions> = {}): Promise<Forwarder> => {
     const f = await startForwarder({
       cluster: stack.env.CLUSTER_ID ?? 'local',
       kubeConfig,
@@ -36,6 +39,7 @@ describe('writer-tagged versions skip the writer’s queue', () => {
       kinds: ['PersistentVolume'],
       lease: false,
       logger: new Logger({ logLevel: 'SILENT' }),
+      ...overrides,
     });
     forwarders.push(f);
     await eventually(() => f.isReady(), 20_000, 'forwarder synced');
@@ -78,5 +82,46 @@ describe('writer-tagged versions skip the writer’s queue', () => {
     assert.equal(seen('binder', ours.metadata!.resourceVersion!), false, 'the binder never received its own version');
     const untagged = recorder.events('binder').find((e) => e.key === 'written' && e.resourceVersion === theirs.metadata!.resourceVersion);
     assert.equal(untagged?.writer, undefined);
+  });
+
+  it('a write-back that lands after the forwarder’s first look, within its hold, still keeps the version from the writer', async () => {
+    // What the forwarder's reviews (its BatchGetItems) found cached for this volume: the write-back waits
+    // until one has found the new version untagged.
+    const key = ObjectCache.itemKey(stack.env.CLUSTER_ID ?? 'local', 'PersistentVolume', 'late');
+    const looks: Array<{ rv: string; writer?: string }> = [];
+    const doc = {
+      send: async (command: unknown) => {
+        const out: unknown = await stack.dynamodb.doc.send(command as never);
+        if (command instanceof BatchGetCommand) {
+          const items = Object.values((out as { Responses?: Record<string, Array<Record<string, unknown>>> }).Responses ?? {}).flat();
+          for (const item of items) if (item.pk === key.pk && item.sk === key.sk) looks.push({ rv: String(item.rv), ...(item.writer ? { writer: String(item.writer) } : {}) });
+        }
+        return out;
+      },
+    } as unknown as typeof stack.dynamodb.doc;
+    // Only this test's forwarder publishes (another one's untagged copy would reach the binder first).
+    for (const earlier of forwarders.splice(0)) await earlier.stop();
+    const f = await startOne({ doc, ownWriteHoldMs: 60_000 });
+    const cache = new ObjectCache(stack.dynamodb.doc, stack.tables.cache, { indexer: indexAttributes });
+    const cluster = stack.env.CLUSTER_ID ?? 'local';
+    const seen = (consumer: string, rv: string) => recorder.events(consumer).some((e) => e.key === 'late' && e.resourceVersion === rv);
+    const spec = { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], storageClassName: 'w', hostPath: { path: '/tmp/late' } };
+    const made = await core.createPersistentVolume({ body: { metadata: { name: 'late', annotations: { 'pv.kubernetes.io/provisioned-by': 'example.com/p' } }, spec } });
+    // The "provisioner" releases it and writes the version back (an untagged user's write would be held 60 s).
+    const created = await core.replacePersistentVolumeStatus({ name: 'late', body: { ...made, status: { phase: 'Released' } } });
+    await cache.put(cluster, 'PersistentVolume', JSON.parse(JSON.stringify(created)), { writer: 'provisioner', classify: false });
+    await eventually(() => seen('binder', created.metadata!.resourceVersion!), 20_000, 'the released version at the binder');
+
+    const ours = await core.replacePersistentVolume({ name: 'late', body: { ...created, metadata: { ...created.metadata, labels: { by: 'binder' } } } });
+    await eventually(() => looks.some((l) => l.rv === ours.metadata!.resourceVersion && !l.writer), 20_000, 'the forwarder looked at the version before its write-back');
+    assert.equal(seen('provisioner', ours.metadata!.resourceVersion!), false, 'held, not sent untagged');
+    await cache.put(cluster, 'PersistentVolume', JSON.parse(JSON.stringify(ours)), { writer: 'binder', classify: false });
+    await eventually(() => seen('provisioner', ours.metadata!.resourceVersion!), 20_000, 'the version at the provisioner once tagged (long before the hold’s 60 s)');
+    await f.flush();
+    const tagged = recorder.events('provisioner').find((e) => e.key === 'late' && e.resourceVersion === ours.metadata!.resourceVersion);
+    assert.equal(tagged?.writer, 'binder');
+    assert.equal(seen('binder', ours.metadata!.resourceVersion!), false, 'the binder never received its own version');
+    const held = (await f.metrics.held.get()).values.find((v) => v.labels.outcome === 'tagged');
+    assert.ok((held?.value ?? 0) >= 1, 'counted as held, then tagged');
   });
 });

@@ -24,7 +24,10 @@
  *   before issue #10), to compare. Every count is taken by the clients' middleware in this process either way;
  *   what the pipeline does may still shift with timing (an own write the forwarder publishes before the
  *   writer's write-back tags it reaches the writer as one more message, lib/forwarder/review.ts).
+ * - **The forwarder's own-write hold** is its default (100 ms); `BENCH_OWN_WRITE_HOLD=0` (or any duration)
+ *   sets it, to compare (the report's `ownWriteHoldMs`).
  */
+import { DEFAULT_OWN_WRITE_HOLD_MS, parseDuration } from '../../../lib/forwarder/config.ts';
 import { performance } from 'node:perf_hooks';
 import { readFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
@@ -98,6 +101,9 @@ export const AWS_MODE: AwsMode = modeFromEnv<AwsMode>('BENCH_AWS', ['process', '
 /** Where the functions' containers run (`BENCH_FUNCTIONS`): a worker thread of their own (default), or the bench's main thread. */
 export type FunctionsMode = 'thread' | 'inline';
 export const FUNCTIONS_MODE: FunctionsMode = modeFromEnv<FunctionsMode>('BENCH_FUNCTIONS', ['thread', 'inline']);
+
+/** The forwarder's own-write hold, ms (`BENCH_OWN_WRITE_HOLD`, a duration; default: the forwarder's). */
+export const OWN_WRITE_HOLD_MS: number = process.env.BENCH_OWN_WRITE_HOLD ? parseDuration(process.env.BENCH_OWN_WRITE_HOLD) : DEFAULT_OWN_WRITE_HOLD_MS;
 
 /**
  * The cache and control tables on a dynalite where `BENCH_AWS` says, for a bench without the stack:
@@ -331,6 +337,7 @@ export class BenchStack {
       doc: this.#forwarderDoc,
       tables: this.stack.tables,
       lease: false,
+      ownWriteHoldMs: OWN_WRITE_HOLD_MS,
       logger: new Logger({ serviceName: 'claimflow-forwarder', logLevel: 'SILENT' }),
     });
     const deadline = performance.now() + 60_000;
