@@ -134,6 +134,8 @@ export class EventPublisher {
   #woken = false;
   #abort = new AbortController();
   #loop: Promise<void> | undefined;
+  /** Events held for their writer's tag, beside the in-flight slots (each resolves to its slots). */
+  #holding = new Set<Promise<void>>();
   /** Message groups of the batches in flight. */
   #busyGroups = new Set<string>();
   /** Items out of the queue whose progress is not yet reported, and the report under way. */
@@ -271,15 +273,22 @@ export class EventPublisher {
       // does, and the rest waits for the next answer (one round trip at most), so batches grow with load.
       const batch = inFlight.size < maxInFlight ? this.#takeBatch(inFlight.size === 0 ? 1 : MAX_BATCH_ENTRIES) : undefined;
       if (batch) {
-        const task = this.#publish(
-          batch.map((slot) => slot.item),
-          signal,
-        ).then(() => {
-          for (const slot of batch) {
+        // A batch holds its in-flight slot until its settled events are sent; events held for their
+        // writer's tag (ownWriteHoldMs) wait beside the slots, their groups still busy.
+        const finish = (slots: Slot[]) => {
+          for (const slot of slots) {
             slot.state = 'done';
             this.#busyGroups.delete(slot.group!);
           }
-        });
+        };
+        const task = this.#publish(batch, signal, (held) => {
+          const holding = held.then(finish);
+          this.#holding.add(holding);
+          void holding.finally(() => {
+            this.#holding.delete(holding);
+            this.#signal();
+          });
+        }).then(finish);
         inFlight.add(task);
         void task.finally(() => {
           inFlight.delete(task);
@@ -295,7 +304,7 @@ export class EventPublisher {
       this.#wake = undefined;
       this.#woken = false;
     }
-    await Promise.allSettled([...inFlight]);
+    await Promise.allSettled([...inFlight, ...this.#holding]);
   }
 
   /** Takes the done items off the front of the queue, in order, and has their progress reported. */
@@ -380,32 +389,40 @@ export class EventPublisher {
     return batch;
   }
 
-  async #publish(items: PublishItem[], signal: AbortSignal): Promise<void> {
-    const reviewed = await this.#review(items.filter((item) => item.event));
+  /**
+   * Reviews a batch and sends what is settled; returns the slots it sent. Events to hold for their writer's
+   * tag go to `onHold` as a promise of their slots, resolved once they are sent.
+   */
+  async #publish(batch: Slot[], signal: AbortSignal, onHold: (held: Promise<Slot[]>) => void): Promise<Slot[]> {
+    const reviewed = await this.#review(batch.filter((slot) => slot.item.event));
     const holdMs = this.#options.ownWriteHoldMs ?? 0;
     const held = holdMs > 0 ? reviewed.filter((r) => r.untagged) : [];
-    const now = held.length > 0 ? reviewed.filter((r) => !r.untagged) : reviewed;
-    await Promise.all([this.#send(now.map((r) => r.item), signal), held.length > 0 ? this.#hold(held.map((r) => r.item), holdMs, signal) : undefined]);
+    if (held.length > 0) {
+      onHold(this.#hold(held.map((r) => r.slot), holdMs, signal).then(() => held.map((r) => r.slot)));
+    }
+    const heldSlots = new Set(held.map((r) => r.slot));
+    await this.#send(reviewed.filter((r) => !heldSlots.has(r.slot)).map((r) => r.slot.item), signal);
+    return batch.filter((slot) => !heldSlots.has(slot));
   }
 
-  /** Looks at held items again until their writer tags them or the hold is over, sending each when settled. */
-  async #hold(items: PublishItem[], holdMs: number, signal: AbortSignal): Promise<void> {
+  /** Looks at held events again until their writer tags them or the hold is over, sending each when settled. */
+  async #hold(slots: Slot[], holdMs: number, signal: AbortSignal): Promise<void> {
     const until = Date.now() + holdMs;
     const lookMs = Math.max(1, this.#options.ownWriteLookMs ?? 25);
     const sends: Array<Promise<void>> = [];
-    let waiting = items;
+    let waiting = slots;
     while (waiting.length > 0 && !signal.aborted) {
       const left = until - Date.now();
       if (left <= 0) break;
       await sleep(Math.min(lookMs, left), signal);
       const reviewed = await this.#review(waiting);
-      const settled = reviewed.filter((r) => !r.untagged);
-      for (const { item } of settled) this.#options.metrics.held.inc({ kind: item.event!.kind, outcome: item.event!.writer ? 'tagged' : 'superseded' });
-      if (settled.length > 0) sends.push(this.#send(settled.map((r) => r.item), signal));
-      waiting = reviewed.filter((r) => r.untagged).map((r) => r.item);
+      const settled = reviewed.filter((r) => !r.untagged).map((r) => r.slot.item);
+      for (const item of settled) this.#options.metrics.held.inc({ kind: item.event!.kind, outcome: item.event!.writer ? 'tagged' : 'superseded' });
+      if (settled.length > 0) sends.push(this.#send(settled, signal));
+      waiting = reviewed.filter((r) => r.untagged).map((r) => r.slot);
     }
-    for (const item of waiting) this.#options.metrics.held.inc({ kind: item.event!.kind, outcome: 'untagged' });
-    sends.push(this.#send(waiting, signal));
+    for (const slot of waiting) this.#options.metrics.held.inc({ kind: slot.item.event!.kind, outcome: 'untagged' });
+    sends.push(this.#send(waiting.map((slot) => slot.item), signal));
     await Promise.all(sends);
   }
 
@@ -455,18 +472,21 @@ export class EventPublisher {
   }
 
   /** The batch as the review leaves it (see {@link PublisherOptions.review}). */
-  async #review(items: PublishItem[]): Promise<Array<{ item: PublishItem; untagged?: true }>> {
+  async #review(slots: Slot[]): Promise<Array<{ slot: Slot; untagged?: true }>> {
     const review = this.#options.review;
-    if (!review || items.length === 0) return items.map((item) => ({ item }));
+    if (!review || slots.length === 0) return slots.map((slot) => ({ slot }));
     try {
-      const reviewed = await review(items.map((item) => item.event!));
-      return items.flatMap((item, index) => {
+      const reviewed = await review(slots.map((slot) => slot.item.event!));
+      return slots.flatMap((slot, index) => {
         const r: ReviewedEvent | undefined = reviewed[index];
-        return r ? [{ item: { ...item, event: r.event }, ...(r.untagged ? { untagged: r.untagged } : {}) }] : [];
+        if (!r) return [];
+        // The reviewed event replaces the slot's (a later look starts from the retagged one).
+        slot.item = { ...slot.item, event: r.event };
+        return [{ slot, ...(r.untagged ? { untagged: r.untagged } : {}) }];
       });
     } catch (err) {
       this.#options.onError?.(err);
-      return items.map((item) => ({ item }));
+      return slots.map((slot) => ({ slot }));
     }
   }
 

@@ -316,7 +316,8 @@ describe('EventPublisher against fauxqs', () => {
       const { sns, sent } = recordingSns();
       const metrics = new ForwarderMetrics();
       const state: { tag?: string; looks: number } = { looks: 0 };
-      const publisher = new EventPublisher({ sns, topicArn: messaging.topicArn, metrics, review: fakeReview(state), ownWriteHoldMs: 60_000, ownWriteLookMs: 5 });
+      // One batch in flight at most: a held event must not take it.
+      const publisher = new EventPublisher({ sns, topicArn: messaging.topicArn, metrics, review: fakeReview(state), ownWriteHoldMs: 60_000, ownWriteLookMs: 5, maxInFlight: 1 });
       await publisher.enqueue({ event: pv('held', 700) });
       await publisher.enqueue({ event: pv('other', 701) });
       await publisher.enqueue({ event: pv('held', 702) });
@@ -330,15 +331,17 @@ describe('EventPublisher against fauxqs', () => {
       };
       await until(() => sent.some((e) => e.id === 'other@701'), 'the other group is sent');
       await until(() => state.looks >= 4, 'the held event is looked at again');
-      assert.deepEqual(sent.map((e) => e.id), ['other@701'], 'the held version, and its group’s next one, wait for the tag');
+      await publisher.enqueue({ event: pv('later', 703) });
+      await until(() => sent.some((e) => e.id === 'later@703'), 'a later batch goes out while the event is held');
+      assert.deepEqual(sent.map((e) => e.id), ['other@701', 'later@703'], 'the held version, and its group’s next one, wait for the tag');
       state.tag = 'binder';
       await publisher.flush();
       await publisher.stop();
       sns.destroy();
-      assert.deepEqual(sent.map((e) => e.id), ['other@701', 'held@700', 'held@702'], 'the group keeps its order');
-      assert.equal(sent[1].writer, 'binder', 'the held version goes out tagged');
+      assert.deepEqual(sent.map((e) => e.id), ['other@701', 'later@703', 'held@700', 'held@702'], 'the group keeps its order');
+      assert.equal(sent[2].writer, 'binder', 'the held version goes out tagged');
       assert.equal(await held(metrics, 'tagged'), 1, 'held@700 was held; held@702 found its tag at its first look');
-      assert.equal(sent[2].writer, 'binder');
+      assert.equal(sent[3].writer, 'binder');
     });
 
     it('sends a held event untagged when the hold runs out (a user’s write)', async () => {
