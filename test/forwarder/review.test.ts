@@ -57,6 +57,7 @@ describe('forwarder review: retag own writes that lost the race', () => {
       { name: 'own write, same version', in: event('PersistentVolume', 'mine', 10), out: event('PersistentVolume', 'mine', 10, { writer: 'binder' }) },
       { name: 'a user’s write (or a write-back still to come)', in: event('PersistentVolume', 'user', 20), out: event('PersistentVolume', 'user', 20), held: true },
       { name: 'the same, ADDED: never held (a controller’s own creation reaches no subscription of its own)', in: event('PersistentVolume', 'user', 20, { type: 'ADDED' }), out: event('PersistentVolume', 'user', 20, { type: 'ADDED' }) },
+      { name: 'the same, the object being deleted: never held (a deletion’s and finalizers’ versions)', in: event('PersistentVolume', 'user', 20, { object: { metadata: { name: 'user', deletionTimestamp: '2026-11-24T12:00:00Z' } } }), out: event('PersistentVolume', 'user', 20, { object: { metadata: { name: 'user', deletionTimestamp: '2026-11-24T12:00:00Z' } } }) },
       { name: 'the same, a relist’s SYNC: never held', in: event('PersistentVolume', 'user', 20, { type: 'SYNC' }), out: event('PersistentVolume', 'user', 20, { type: 'SYNC' }) },
       { name: 'a newer version is cached: every version is still delivered', in: event('PersistentVolume', 'moved-on', 30), out: event('PersistentVolume', 'moved-on', 30) },
       { name: 'a newer version by a controller: kept (the writer must still see this one)', in: event('PersistentVolume', 'moved-on-by-binder', 40), out: event('PersistentVolume', 'moved-on-by-binder', 40) },
