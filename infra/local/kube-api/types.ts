@@ -85,7 +85,10 @@ export interface KindStrategy {
   prepareForCreate(obj: KubeObject): void;
   /**
    * `PrepareForUpdate` for the main resource (`subresource` undefined: status copied from old) or the
-   * status subresource (`'status'`: spec copied from old).
+   * status subresource (`'status'`: spec copied from old). What a status write does with metadata is the
+   * kind's, as upstream's status strategies differ: VolumeAttachment keeps all that
+   * `metav1.ResetObjectMetaForStatus` keeps (`resetObjectMetaForStatus`), Pod its ownerReferences, Deployment its
+   * labels; the others apply the body's labels, annotations, finalizers and ownerReferences.
    */
   prepareForUpdate(obj: KubeObject, old: KubeObject, subresource?: 'status'): void;
   validate(obj: KubeObject): FieldError[];

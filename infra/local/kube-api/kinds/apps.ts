@@ -11,7 +11,7 @@ import { deepEqual, immutable, invalid, notSupported, required } from './common/
 import { isDNS1123Label, isDNS1123Subdomain } from './common/names.ts';
 import { validateLabels } from './common/meta.ts';
 import { objectMetaFields } from './common/selectable.ts';
-import { ensure, makeStrategy, splitStatus, STANDARD_VERBS } from './common/strategy.ts';
+import { ensure, keepMetaFromOld, makeStrategy, splitStatus, STANDARD_VERBS } from './common/strategy.ts';
 import { AGE_COLUMN, age, column, NAME_COLUMN } from './common/table.ts';
 import { defaultPullPolicy } from './pod.ts';
 
@@ -173,7 +173,9 @@ export const deployments: KindSpec = {
     },
     prepareForUpdate(d, old, sub) {
       splitStatus(d, old, sub);
-      if (sub !== 'status') bumpGeneration(d, old, true);
+      // deploymentStatusStrategy keeps the labels (not the annotations) of the stored Deployment
+      if (sub === 'status') keepMetaFromOld(d, old, ['labels']);
+      else bumpGeneration(d, old, true);
     },
     validate: (d) => validateWorkloadSpec(d, ['Always']),
     validateUpdate: (d, old, sub) => (sub === 'status' ? [] : [

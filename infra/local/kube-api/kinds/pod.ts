@@ -6,7 +6,7 @@ import { expectArray, expectObject } from './common/decode.ts';
 import { clone, deepEqual, duplicate, forbidden, invalid, required } from './common/field.ts';
 import { isDNS1123Label, isDNS1123Subdomain } from './common/names.ts';
 import { objectMetaFields } from './common/selectable.ts';
-import { ensure, makeStrategy, STANDARD_VERBS } from './common/strategy.ts';
+import { ensure, keepMetaFromOld, makeStrategy, STANDARD_VERBS } from './common/strategy.ts';
 import { AGE_COLUMN, age, column, NAME_COLUMN } from './common/table.ts';
 
 const KIND = 'Pod';
@@ -143,8 +143,12 @@ export const pods: KindSpec = {
       pod.status = { phase: 'Pending', qosClass: 'BestEffort' };
     },
     prepareForUpdate(pod, old, subresource) {
-      if (subresource === 'status') pod.spec = clone(old.spec ?? {});
-      else pod.status = clone(old.status ?? {});
+      if (subresource === 'status') {
+        pod.spec = clone(old.spec ?? {});
+        // podStatusStrategy: "don't allow the pods/status endpoint to touch owner references"; labels,
+        // annotations and finalizers from the body are applied
+        keepMetaFromOld(pod, old, ['ownerReferences']);
+      } else pod.status = clone(old.status ?? {});
     },
     validate: validatePod,
     validateUpdate: (pod, old, sub) => (sub === 'status' ? [] : validatePodUpdate(pod, old)),

@@ -6,7 +6,7 @@ import { expectObject } from './common/decode.ts';
 import { deepEqual, forbidden, invalid, required } from './common/field.ts';
 import { isDNS1123Subdomain } from './common/names.ts';
 import { objectMetaFields } from './common/selectable.ts';
-import { makeStrategy, splitStatus, STANDARD_VERBS } from './common/strategy.ts';
+import { makeStrategy, resetObjectMetaForStatus, splitStatus, STANDARD_VERBS } from './common/strategy.ts';
 import { AGE_COLUMN, age, column, NAME_COLUMN } from './common/table.ts';
 
 function validateVolumeAttachment(va: KubeObject): FieldError[] {
@@ -63,7 +63,11 @@ export const volumeAttachments: KindSpec = {
     prepareForCreate(va) {
       delete va.status;
     },
-    prepareForUpdate: splitStatus,
+    prepareForUpdate(va, old, sub) {
+      splitStatus(va, old, sub);
+      // volumeAttachmentStatusStrategy.PrepareForUpdate: metav1.ResetObjectMetaForStatus
+      if (sub === 'status') resetObjectMetaForStatus(va, old);
+    },
     validate: validateVolumeAttachment,
     validateUpdate(va, old, sub) {
       if (sub === 'status') return [];

@@ -51,6 +51,29 @@ export function splitStatus(obj: KubeObject, old: KubeObject, subresource?: 'sta
   else obj[field] = clone(old[field]);
 }
 
+/** The metadata `metav1.ResetObjectMetaForStatus` takes from the stored object (managedFields aside: not kept here). */
+export const STATUS_RESET_META = ['deletionTimestamp', 'generation', 'selfLink', 'labels', 'annotations', 'finalizers', 'ownerReferences'] as const;
+
+/** Sets each of `fields` of `obj.metadata` to the old object's (absent when the old object has none). */
+export function keepMetaFromOld(obj: KubeObject, old: KubeObject, fields: readonly string[]): void {
+  for (const f of fields) {
+    if (old.metadata[f] === undefined) delete obj.metadata[f];
+    else obj.metadata[f] = clone(old.metadata[f]);
+  }
+}
+
+/**
+ * `metav1.ResetObjectMetaForStatus`: a status write keeps the stored object's {@link STATUS_RESET_META}, so
+ * labels, annotations, finalizers and ownerReferences in a `/status` body are silently ignored. Upstream
+ * makes this opt-in per status strategy ("for new objects with Status subresource"); of the kinds served
+ * here only VolumeAttachment calls it. PersistentVolume, PersistentVolumeClaim, Node, Namespace, Service
+ * and ReplicaSet status strategies copy only the spec, so their `/status` writes do apply metadata; Pod's
+ * keeps only ownerReferences and Deployment's only labels (each kind says so with {@link keepMetaFromOld}).
+ */
+export function resetObjectMetaForStatus(obj: KubeObject, old: KubeObject): void {
+  keepMetaFromOld(obj, old, STATUS_RESET_META);
+}
+
 /** Returns `obj[key]` as an object, creating it when absent. */
 export function ensure(obj: Record<string, any>, key: string): Record<string, any> {
   if (obj[key] === undefined || obj[key] === null || typeof obj[key] !== 'object') obj[key] = {};
