@@ -9,9 +9,10 @@
  *
  * A StorageClass message requeues the pending claims it concerns (see {@link reconcileBinder}).
  *
- * Deleted objects (upstream's `deleteClaim` / `deleteVolume`): a deleted claim requeues the volume it
- * was bound to (so it turns Released now, not at the next resync) and every volume whose claimRef names
- * it (a claim deleted while it binds); a deleted volume requeues its claim (so it turns Lost).
+ * Deleted objects (upstream's `deleteClaim` / `deleteVolume`): a deleted claim syncs the volume it was
+ * bound to in the same reconcile (so it turns Released now, not at the next resync; requeued if that
+ * fails, see releaseInline) and requeues every volume whose claimRef names it (a claim deleted while it
+ * binds); a deleted volume requeues its claim (so it turns Lost).
  *
  * Faster than upstream: when a volume is Available and unclaimed after its sync, the pending claims of
  * its class that it could satisfy are requeued at once (Query `byPendingClaim`), instead of waiting for
@@ -64,6 +65,11 @@ export interface BinderDeps {
    * claim's own sync would pick that volume (default true); false: requeue the claim, as upstream does.
    */
   inlineBind?: boolean;
+  /**
+   * A deleted claim's volume is synced (released) in the deletion's reconcile (default true); false:
+   * requeue it, as upstream's deleteClaim does.
+   */
+  inlineRelease?: boolean;
   now?: () => number;
 }
 
@@ -199,7 +205,7 @@ async function reconcileClaim(request: Pick<ReconcileRequest, 'key' | 'event' | 
     const volumeName = last?.spec?.volumeName;
     if (volumeName) {
       const volume = await deps.cache.get(deps.cluster, 'PersistentVolume', volumeName);
-      if (volume && !volume.deleted) {
+      if (volume && !volume.deleted && !(await releaseInline(request, volumeName, volume, deps, outcome))) {
         await deps.enqueue('PersistentVolume', volumeName, volume.uid, String(volume.rv), `claim-deleted-${last?.metadata?.uid}`);
         outcome.enqueued++;
       }
@@ -253,6 +259,30 @@ async function reconcileClaim(request: Pick<ReconcileRequest, 'key' | 'event' | 
     outcome.enqueued += await enqueueVolumesNamingClaim(request.key, claim.metadata.uid, boundTo, deps, 'claim-bound-elsewhere');
   }
   return outcome;
+}
+
+/**
+ * Faster than upstream, same decision: upstream's deleteClaim puts the claim's volume on the volume queue
+ * and the volume's sync releases it (after its live GET finds the claim gone). Here that sync runs now, in
+ * the deletion's reconcile, over the volume's cached entry: no requeue message and no hop. Its writes are
+ * conditional on the version read like every other, so a sync of the volume running meanwhile in its own
+ * message group makes one of them fail. Answers false when it failed: the caller requeues the volume as
+ * upstream does (nothing is lost; the volume's own sync decides).
+ */
+async function releaseInline(request: Pick<ReconcileRequest, 'event'>, volumeName: string, volume: CachedObject, deps: BinderDeps, outcome: BinderOutcome): Promise<boolean> {
+  if (deps.inlineRelease === false) return false;
+  try {
+    const inner = await reconcileVolume({ key: volumeName, event: request.event, cached: volume }, deps);
+    outcome.writes += inner.writes;
+    outcome.enqueued += inner.enqueued;
+    outcome.stats.queries += inner.stats.queries;
+    outcome.stats.itemsRead += inner.stats.itemsRead;
+    deps.metrics?.addMetric(BinderMetric.inlineReleases, MetricUnit.Count, 1);
+    return true;
+  } catch (error) {
+    deps.logger?.info('syncing the deleted claim’s volume failed; the volume is requeued', { volume: volumeName, error: String(error) });
+    return false;
+  }
 }
 
 /**

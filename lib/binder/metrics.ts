@@ -17,4 +17,6 @@ export const BinderMetric = {
   pendingClaimsEnqueued: 'binder_pending_claims_enqueued',
   /** Claims a volume's reconcile bound itself instead of requeueing them (a provisioned volume's claim). */
   inlineBinds: 'binder_inline_binds',
+  /** Deleted claims whose volume the deletion's reconcile synced itself instead of requeueing it. */
+  inlineReleases: 'binder_inline_releases',
 } as const;

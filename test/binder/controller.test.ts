@@ -244,10 +244,9 @@ describe('binder shell against the emulator and dynalite', () => {
         }
       }
       await observePVC(name);
-      await reconcile('PersistentVolumeClaim', `${ns}/${name}`); // deleteClaim → requeue its volume
+      await reconcile('PersistentVolumeClaim', `${ns}/${name}`); // deleteClaim → its volume's sync, inline
     }
-    assert.deepEqual(queue.map((q) => q.key), [`${ns}-keep`, `${ns}-del`]);
-    await drain();
+    assert.deepEqual(queue.map((q) => q.key), [], 'both volumes synced in their claim’s deletion reconcile');
     const kept = await pv(`${ns}-keep`);
     assert.equal(kept.status?.phase, 'Released');
     assert.equal(kept.spec?.claimRef?.name, 'keep', 'Retain keeps the claimRef');
@@ -256,6 +255,43 @@ describe('binder shell against the emulator and dynalite', () => {
     assert.equal(failed.status?.message, `error getting deleter volume plugin for volume "${ns}-del": no volume plugin matched`);
     const warning = (await core.listEventForAllNamespaces()).items.find((e) => e.involvedObject.name === `${ns}-del`);
     assert.equal(warning?.reason, 'VolumeFailedDelete');
+  });
+
+  it('a deleted claim whose volume cannot be released inline (a newer version the cache has not seen) requeues it; upstream’s path requeues it always', async () => {
+    await createPV(`${ns}-moved`, '1Gi');
+    await createPV(`${ns}-upstream`, '1Gi', { className: `${ns}-u` });
+    await createPVC('moved', '1Gi');
+    await createPVC('upstream', '1Gi', `${ns}-u`);
+    await reconcile('PersistentVolumeClaim', `${ns}/moved`);
+    await reconcile('PersistentVolumeClaim', `${ns}/upstream`);
+    // Someone labels the volume; the cache (the forwarder) has not seen that version yet.
+    const bound = await pv(`${ns}-moved`);
+    await core.replacePersistentVolume({ name: `${ns}-moved`, body: { ...bound, metadata: { ...bound.metadata, labels: { touched: 'yes' } } } });
+    for (const name of ['moved', 'upstream']) {
+      await core.deleteNamespacedPersistentVolumeClaim({ name, namespace: ns });
+      for (let i = 0; i < 100; i++) {
+        try {
+          await pvc(name);
+          await new Promise((r) => setTimeout(r, 20));
+        } catch {
+          break;
+        }
+      }
+      await observePVC(name);
+    }
+    const outcome = await reconcile('PersistentVolumeClaim', `${ns}/moved`);
+    assert.equal(outcome.enqueued, 1);
+    assert.deepEqual(queue.map((q) => q.key), [`${ns}-moved`], 'the refused release requeues the volume');
+    assert.equal((await pv(`${ns}-moved`)).status?.phase, 'Bound', 'nothing written over the newer version');
+    await observePV(`${ns}-moved`);
+    await drain();
+    assert.equal((await pv(`${ns}-moved`)).status?.phase, 'Released', 'its own sync releases it');
+
+    await reconcileBinder({ kind: 'PersistentVolumeClaim', key: `${ns}/upstream`, event: { v: 1, cluster: CLUSTER, kind: 'PersistentVolumeClaim', type: 'DELETED', key: `${ns}/upstream`, uid: '', resourceVersion: '0', observedAt: new Date().toISOString() } }, { ...deps, inlineRelease: false });
+    assert.deepEqual(queue.map((q) => q.key), [`${ns}-upstream`], 'inlineRelease false: requeued, as upstream');
+    assert.equal((await pv(`${ns}-upstream`)).status?.phase, 'Bound');
+    await drain();
+    assert.equal((await pv(`${ns}-upstream`)).status?.phase, 'Released');
   });
 
   it('a claim whose volume is deleted becomes Lost', async () => {
