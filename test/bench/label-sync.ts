@@ -13,7 +13,7 @@ process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
 
 import { performance } from 'node:perf_hooks';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { KubeClients } from '../../lib/kube/client.ts';
+import { KubeClients, makeBudgetedApiClient } from '../../lib/kube/client.ts';
 import { createLabelSyncHandler } from '../../lib/label-sync/handler.ts';
 import { ObservedNodes } from '../../lib/label-sync/observed.ts';
 import { NODE_ID_ANNOTATION } from '../../lib/label-sync/predicate.ts';
@@ -67,7 +67,7 @@ async function main(): Promise<void> {
     });
     const kc = new KubeConfig();
     kc.loadFromString(stack.kubeApi!.kubeconfig());
-    const core = kc.makeApiClient(CoreV1Api);
+    const core = makeBudgetedApiClient(kc, CoreV1Api);
     await eventually(() => stack.forwarder!.isReady(), 30_000, 'forwarder ready');
 
     const names = Array.from({ length: NODES }, (_, i) => `bench-node-${String(i).padStart(4, '0')}`);

@@ -23,6 +23,7 @@ import type { Controller, ReconcileRequest } from '../../lib/runtime/reconcile.t
 import type { DocumentClient } from '../../lib/state/client.ts';
 import { SqsEventSource } from '../../infra/local/stack/event-source.ts';
 import { startStack, type LambdaHandler } from '../../infra/local/stack/stack.ts';
+import { makeBudgetedApiClient } from '../../lib/kube/client.ts';
 
 const { values } = parseArgs({
   options: {
@@ -140,7 +141,7 @@ try {
 
   const kc = new KubeConfig();
   kc.loadFromFile(stack.kubeconfigPath);
-  const core = kc.makeApiClient(CoreV1Api);
+  const core = makeBudgetedApiClient(kc, CoreV1Api);
 
   // the workload: a third new volumes, a third new claims, a third volume updates
   const third = Math.max(1, Math.floor(CHANGES / 3));

@@ -17,7 +17,7 @@ process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
 
 import { CoreV1Api, KubeConfig, StorageV1Api } from '@kubernetes/client-node';
-import { KubeClients } from '../../lib/kube/client.ts';
+import { KubeClients, makeBudgetedApiClient } from '../../lib/kube/client.ts';
 import { MemoryEventRecorder } from '../../lib/kube/recorder.ts';
 import { createSqsHandler, type SqsHandler } from '../../lib/runtime/handler.ts';
 import { SharedVolumeCache } from '../../lib/shared-volume/cache.ts';
@@ -58,8 +58,8 @@ try {
   });
   const kc = new KubeConfig();
   kc.loadFromString(stack.kubeApi!.kubeconfig());
-  const core = kc.makeApiClient(CoreV1Api);
-  const storageV1 = kc.makeApiClient(StorageV1Api);
+  const core = makeBudgetedApiClient(kc, CoreV1Api);
+  const storageV1 = makeBudgetedApiClient(kc, StorageV1Api);
   await eventually(() => stack.forwarder!.isReady(), 20_000, 'forwarder initial sync');
 
   // ---- 1. attached as shared → published

@@ -8,6 +8,7 @@ import { classifyNodeLabels } from '../../../lib/label-sync/ensure.ts';
 import type { LocalQueue } from '../../../infra/local/stack/resources.ts';
 import type { AuditEntry, SoakCluster } from './clusters.ts';
 import { NAMESPACE, type WorkloadState } from './workload.ts';
+import { makeBudgetedApiClient } from '../../../lib/kube/client.ts';
 
 export interface InvariantResult {
   name: string;
@@ -29,7 +30,7 @@ function result(name: string, checked: string, violations: string[]): InvariantR
 export async function checkState(cluster: SoakCluster, workload: WorkloadState): Promise<InvariantResult[]> {
   const kc = new KubeConfig();
   kc.loadFromFile(cluster.adminKubeconfig);
-  const core = kc.makeApiClient(CoreV1Api);
+  const core = makeBudgetedApiClient(kc, CoreV1Api);
   const claims = (await core.listNamespacedPersistentVolumeClaim({ namespace: NAMESPACE })).items;
   const pvs = (await core.listPersistentVolume()).items;
   const nodes = (await core.listNode()).items;

@@ -9,6 +9,7 @@ import { CoreV1Api, KubeConfig, StorageV1Api, type V1Node } from '@kubernetes/cl
 import { NODE_ID_ANNOTATION, STORAGEOS_DRIVER } from '../../../lib/label-sync/predicate.ts';
 import type { SoakCluster } from './clusters.ts';
 import { Random } from './random.ts';
+import { makeBudgetedApiClient } from '../../../lib/kube/client.ts';
 
 export const NAMESPACE = 'default';
 /** Label keys the workload changes on nodes. */
@@ -68,8 +69,8 @@ export class Workload {
     this.#random = random;
     const kc = new KubeConfig();
     kc.loadFromFile(cluster.adminKubeconfig);
-    this.#core = kc.makeApiClient(CoreV1Api);
-    this.#storageV1 = kc.makeApiClient(StorageV1Api);
+    this.#core = makeBudgetedApiClient(kc, CoreV1Api);
+    this.#storageV1 = makeBudgetedApiClient(kc, StorageV1Api);
   }
 
   #count(op: string): void {

@@ -45,6 +45,7 @@ import { costPer, PRICES, type CostCounts } from '../prices.ts';
 import { containerBuilder, type ContainerSpec, type Delivery, FunctionPool, type FunctionName, type PoolView } from './containers.ts';
 import { FunctionThread, type RemoteFunctionSpec } from './function-thread.ts';
 import { byVerbAndResource, KubeRequestLog, type BucketWrite, maxInWindow, meterDynamo, meterSns, meterSqs, queueName, READ_VERBS, sum, Tally } from './meter.ts';
+import { makeBudgetedApiClient } from '../../../lib/kube/client.ts';
 
 export { timed, type Delivery, type FunctionName } from './containers.ts';
 
@@ -254,7 +255,7 @@ export class BenchStack {
     this.#forwarderDoc = parts.forwarderDoc;
     const kc = new KubeConfig();
     kc.loadFromFile(stack.kubeconfigPath);
-    this.core = kc.makeApiClient(CoreV1Api);
+    this.core = makeBudgetedApiClient(kc, CoreV1Api);
   }
 
   /** Starts the stack and the functions; the forwarder is started by {@link startForwarder}. */
