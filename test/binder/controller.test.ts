@@ -104,6 +104,19 @@ describe('binder shell against the emulator and dynalite', () => {
   }
   const pvc = (name: string) => core.readNamespacedPersistentVolumeClaim({ name, namespace: ns });
   const pv = (name: string) => core.readPersistentVolume({ name });
+  /** Deletes a claim, waits until the API no longer has it (pvc-protection lets it go: no pod uses it), caches its tombstone. */
+  async function deletePVC(name: string): Promise<void> {
+    await core.deleteNamespacedPersistentVolumeClaim({ name, namespace: ns });
+    for (let i = 0; i < 100; i++) {
+      try {
+        await pvc(name);
+        await new Promise((r) => setTimeout(r, 20));
+      } catch {
+        break;
+      }
+    }
+    await observePVC(name);
+  }
   async function eventsFor(name: string): Promise<CoreV1Event[]> {
     const list = await core.listNamespacedEvent({ namespace: ns });
     return list.items.filter((e) => e.involvedObject.name === name);
@@ -233,17 +246,7 @@ describe('binder shell against the emulator and dynalite', () => {
     await reconcile('PersistentVolumeClaim', `${ns}/keep`);
     await reconcile('PersistentVolumeClaim', `${ns}/del`);
     for (const name of ['keep', 'del']) {
-      await core.deleteNamespacedPersistentVolumeClaim({ name, namespace: ns });
-      // pvc-protection lets it go (no pod uses it); wait until the API no longer has it.
-      for (let i = 0; i < 100; i++) {
-        try {
-          await pvc(name);
-          await new Promise((r) => setTimeout(r, 20));
-        } catch {
-          break;
-        }
-      }
-      await observePVC(name);
+      await deletePVC(name);
       await reconcile('PersistentVolumeClaim', `${ns}/${name}`); // deleteClaim → its volume's sync, inline
     }
     assert.deepEqual(queue.map((q) => q.key), [], 'both volumes synced in their claim’s deletion reconcile');
@@ -267,18 +270,7 @@ describe('binder shell against the emulator and dynalite', () => {
     // Someone labels the volume; the cache (the forwarder) has not seen that version yet.
     const bound = await pv(`${ns}-moved`);
     await core.replacePersistentVolume({ name: `${ns}-moved`, body: { ...bound, metadata: { ...bound.metadata, labels: { touched: 'yes' } } } });
-    for (const name of ['moved', 'upstream']) {
-      await core.deleteNamespacedPersistentVolumeClaim({ name, namespace: ns });
-      for (let i = 0; i < 100; i++) {
-        try {
-          await pvc(name);
-          await new Promise((r) => setTimeout(r, 20));
-        } catch {
-          break;
-        }
-      }
-      await observePVC(name);
-    }
+    for (const name of ['moved', 'upstream']) await deletePVC(name);
     const outcome = await reconcile('PersistentVolumeClaim', `${ns}/moved`);
     assert.equal(outcome.enqueued, 1);
     assert.deepEqual(queue.map((q) => q.key), [`${ns}-moved`], 'the refused release requeues the volume');
