@@ -304,7 +304,8 @@ export class EventPublisher {
       this.#wake = undefined;
       this.#woken = false;
     }
-    await Promise.allSettled([...inFlight, ...this.#holding]);
+    // A batch still in flight may hand events to a hold as it ends: wait until neither is left.
+    while (inFlight.size > 0 || this.#holding.size > 0) await Promise.allSettled([...inFlight, ...this.#holding]);
   }
 
   /** Takes the done items off the front of the queue, in order, and has their progress reported. */
