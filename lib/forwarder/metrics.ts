@@ -30,7 +30,8 @@ export class ForwarderMetrics {
   /**
    * Events held for their writer's tag (publisher.ts `ownWriteHoldMs`), by kind and how the hold ended:
    * `tagged` (a controller's own write: its queue leaves it out), `superseded` (a newer version was cached
-   * meanwhile), `untagged` (the hold ran out: a user's write, or a write-back slower than the hold).
+   * meanwhile), `untagged` (the hold ran out: a user's write, or a write-back slower than the hold), `full`
+   * (not held: as many events were held already as the publisher allows, `maxHeld`).
    */
   readonly held = new Counter({ name: 'claimflow_forwarder_held_total', help: 'Events held for their writer tag before publishing, by how the hold ended', labelNames: ['kind', 'outcome'], registers: [this.registry] });
   /** Watch restarts, by kind and reason (closed, silence, error, expired). */

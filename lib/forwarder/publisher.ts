@@ -39,6 +39,8 @@ export const SNS_MAX_BYTES = 262_144;
 /** Room kept for attributes and the request envelope. */
 const SIZE_MARGIN = 4_096;
 export const MAX_BATCH_ENTRIES = 10;
+/** Most events held for their writer's tag at once: ~40 batches' worth, far above a burst's few (see review.ts). */
+export const DEFAULT_MAX_HELD = 400;
 
 export interface Progress {
   kind: WatchedKind;
@@ -80,6 +82,8 @@ export interface PublisherOptions {
   ownWriteHoldMs?: number;
   /** How often a held event is looked at again, ms (default 25). */
   ownWriteLookMs?: number;
+  /** Most events held at once (default {@link DEFAULT_MAX_HELD}); past it they are sent at once, untagged. */
+  maxHeld?: number;
   /**
    * Bookmarks are reported at most this often, ms (default 1000): a watch streaming events saves its
    * bookmark once a second, not once per batch. A completed LIST, flush() and stop() report at once.
@@ -136,6 +140,8 @@ export class EventPublisher {
   #loop: Promise<void> | undefined;
   /** Events held for their writer's tag, beside the in-flight slots (each resolves to its slots). */
   #holding = new Set<Promise<void>>();
+  /** How many events those holds hold. */
+  #held = 0;
   /** Message groups of the batches in flight. */
   #busyGroups = new Set<string>();
   /** Items out of the queue whose progress is not yet reported, and the report under way. */
@@ -397,9 +403,15 @@ export class EventPublisher {
   async #publish(batch: Slot[], signal: AbortSignal, onHold: (held: Promise<Slot[]>) => void): Promise<Slot[]> {
     const reviewed = await this.#review(batch.filter((slot) => slot.item.event));
     const holdMs = this.#options.ownWriteHoldMs ?? 0;
-    const held = holdMs > 0 ? reviewed.filter((r) => r.untagged) : [];
+    const untagged = holdMs > 0 ? reviewed.filter((r) => r.untagged) : [];
+    // Held events are bounded (a user relabelling a thousand volumes must not start a hundred holds, each
+    // looking every lookMs and retrying on its own): past the bound they go out at once, untagged.
+    const held = untagged.slice(0, Math.max(0, (this.#options.maxHeld ?? DEFAULT_MAX_HELD) - this.#held));
+    for (const { slot } of untagged.slice(held.length)) this.#options.metrics.held.inc({ kind: slot.item.event!.kind, outcome: 'full' });
     if (held.length > 0) {
-      onHold(this.#hold(held.map((r) => r.slot), holdMs, signal).then(() => held.map((r) => r.slot)));
+      this.#held += held.length;
+      const slots = held.map((r) => r.slot);
+      onHold(this.#hold(slots, holdMs, signal).finally(() => (this.#held -= slots.length)).then(() => slots));
     }
     const heldSlots = new Set(held.map((r) => r.slot));
     await this.#send(reviewed.filter((r) => !heldSlots.has(r.slot)).map((r) => r.slot.item), signal);
@@ -413,15 +425,19 @@ export class EventPublisher {
     const sends: Array<Promise<void>> = [];
     let waiting = slots;
     while (waiting.length > 0 && !signal.aborted) {
+      // A replica that lost its lease sends nothing more (its successor re-derives these from its bookmark).
+      if (this.#discarded) return;
       const left = until - Date.now();
       if (left <= 0) break;
       await sleep(Math.min(lookMs, left), signal);
+      if (this.#discarded) return;
       const reviewed = await this.#review(waiting);
       const settled = reviewed.filter((r) => !r.untagged).map((r) => r.slot.item);
       for (const item of settled) this.#options.metrics.held.inc({ kind: item.event!.kind, outcome: item.event!.writer ? 'tagged' : 'superseded' });
       if (settled.length > 0) sends.push(this.#send(settled, signal));
       waiting = reviewed.filter((r) => r.untagged).map((r) => r.slot);
     }
+    if (this.#discarded) return;
     for (const slot of waiting) this.#options.metrics.held.inc({ kind: slot.item.event!.kind, outcome: 'untagged' });
     sends.push(this.#send(waiting.map((slot) => slot.item), signal));
     await Promise.all(sends);

@@ -359,6 +359,55 @@ describe('EventPublisher against fauxqs', () => {
       assert.equal(await held(metrics, 'untagged'), 1);
     });
 
+    it('holds at most maxHeld events; the rest go out at once, untagged', async () => {
+      const { sns, sent } = recordingSns();
+      const metrics = new ForwarderMetrics();
+      // Every PersistentVolume event here looks untagged until the test tags them.
+      const state: { tag?: string; looks: number } = { looks: 0 };
+      const review: EventReview = async (events) => {
+        state.looks++;
+        return events.map((e) => (state.tag ? { event: { ...e, writer: state.tag } } : { event: e, untagged: true as const }));
+      };
+      const publisher = new EventPublisher({ sns, topicArn: messaging.topicArn, metrics, review, ownWriteHoldMs: 60_000, ownWriteLookMs: 5, maxHeld: 2 });
+      for (const [index, name] of ['a', 'b', 'c', 'd'].entries()) await publisher.enqueue({ event: pv(name, 730 + index) });
+      publisher.start();
+      const deadline = Date.now() + 20_000;
+      while (sent.length < 2) {
+        if (Date.now() > deadline) throw new Error('timed out: the events over the bound');
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      assert.deepEqual(sent.map((e) => e.id).sort(), ['c@732', 'd@733'], 'two held, two sent at once');
+      assert.equal(await held(metrics, 'full'), 2);
+      state.tag = 'binder';
+      await publisher.flush();
+      await publisher.stop();
+      sns.destroy();
+      assert.deepEqual(sent.slice(2).map((e) => [e.id, e.writer]).sort(), [['a@730', 'binder'], ['b@731', 'binder']]);
+    });
+
+    it('sends nothing it holds once discarded (the lease is lost), and moves no bookmark past it', async () => {
+      const { sns, sent } = recordingSns();
+      const metrics = new ForwarderMetrics();
+      const state: { tag?: string; looks: number } = { looks: 0 };
+      const progress: Progress[] = [];
+      const publisher = new EventPublisher({ sns, topicArn: messaging.topicArn, metrics, review: fakeReview(state), ownWriteHoldMs: 60_000, ownWriteLookMs: 5, onProgress: async (p) => void progress.push(p) });
+      await publisher.enqueue({ event: pv('held', 740), progress: { kind: 'PersistentVolume', rv: '740' } });
+      await publisher.enqueue({ progress: { kind: 'PersistentVolume', rv: '741' } });
+      publisher.start();
+      const deadline = Date.now() + 20_000;
+      while (state.looks < 3) {
+        if (Date.now() > deadline) throw new Error('timed out: the hold');
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      publisher.discard();
+      state.tag = 'binder';
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await publisher.stop({ flush: true, timeoutMs: 1000 });
+      sns.destroy();
+      assert.deepEqual(sent, [], 'the held event was not sent after the discard');
+      assert.deepEqual(progress, [], 'no bookmark passed it');
+    });
+
     it('without a hold, sends at once after one look', async () => {
       const { sns, sent } = recordingSns();
       const metrics = new ForwarderMetrics();
