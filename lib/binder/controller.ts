@@ -272,7 +272,8 @@ async function reconcileClaim(request: Pick<ReconcileRequest, 'key' | 'event' | 
 async function releaseInline(request: Pick<ReconcileRequest, 'event'>, volumeName: string, volume: CachedObject, deps: BinderDeps, outcome: BinderOutcome): Promise<boolean> {
   if (deps.inlineRelease === false) return false;
   try {
-    const inner = await reconcileVolume({ key: volumeName, event: request.event, cached: volume }, deps);
+    const event: ClusterEvent = { ...request.event, kind: 'PersistentVolume', type: 'REQUEUE', key: volumeName, uid: volume.uid, resourceVersion: String(volume.rv) };
+    const inner = await reconcileVolume({ key: volumeName, event, cached: volume }, deps);
     outcome.writes += inner.writes;
     outcome.enqueued += inner.enqueued;
     outcome.stats.queries += inner.stats.queries;
