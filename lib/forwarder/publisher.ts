@@ -426,20 +426,23 @@ export class EventPublisher {
     let waiting = slots;
     while (waiting.length > 0 && !signal.aborted) {
       // A replica that lost its lease sends nothing more (its successor re-derives these from its bookmark).
-      if (this.#discarded) return;
+      if (this.#discarded) break;
       const left = until - Date.now();
       if (left <= 0) break;
       await sleep(Math.min(lookMs, left), signal);
-      if (this.#discarded) return;
+      if (this.#discarded) break;
       const reviewed = await this.#review(waiting);
+      if (this.#discarded) break;
       const settled = reviewed.filter((r) => !r.untagged).map((r) => r.slot.item);
       for (const item of settled) this.#options.metrics.held.inc({ kind: item.event!.kind, outcome: item.event!.writer ? 'tagged' : 'superseded' });
       if (settled.length > 0) sends.push(this.#send(settled, signal));
       waiting = reviewed.filter((r) => r.untagged).map((r) => r.slot);
     }
-    if (this.#discarded) return;
-    for (const slot of waiting) this.#options.metrics.held.inc({ kind: slot.item.event!.kind, outcome: 'untagged' });
-    sends.push(this.#send(waiting.map((slot) => slot.item), signal));
+    if (!this.#discarded) {
+      for (const slot of waiting) this.#options.metrics.held.inc({ kind: slot.item.event!.kind, outcome: 'untagged' });
+      sends.push(this.#send(waiting.map((slot) => slot.item), signal));
+    }
+    // Sends already under way finish before the slots are freed.
     await Promise.all(sends);
   }
 
