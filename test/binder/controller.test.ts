@@ -419,13 +419,12 @@ describe('binder shell against the emulator and dynalite', () => {
     assert.equal(a.status?.phase, 'Available');
   });
 
-  it('a volume whose requeue ran before its claim decided is requeued again when a retry binds the claim elsewhere', async () => {
-    // The volume's requeue (no backoff) usually runs before the claim's retry (backoff): its inline bind is
-    // refused too and writes nothing, so nothing on the volume's side requeues it again. The claim's retry
-    // that binds it elsewhere does.
-    await createPV(`${ns}-a`, '1Gi');
-    await createPV(`${ns}-b`, '2Gi');
-    await createPVC('c', '1Gi');
+  /**
+   * Claim `c`'s bind to volume `<ns>-a` is refused twice (two 409s on the claim's PUT): its own sync writes the
+   * volume's side and requeues the volume; the volume's requeue (a retry) tries the inline bind, which is
+   * refused too and requeues only the claim.
+   */
+  async function refuseBindTwice(): Promise<void> {
     queue.length = 0;
     kube.faults.inject({ verb: 'update', resource: 'persistentvolumeclaims', name: 'c', count: 2, status: 409 });
     await assert.rejects(reconcile('PersistentVolumeClaim', `${ns}/c`), (e: unknown) => isConflict(e));
@@ -433,6 +432,16 @@ describe('binder shell against the emulator and dynalite', () => {
     await observePV(`${ns}-a`);
     await reconcile('PersistentVolume', `${ns}-a`, { retry: true });
     assert.deepEqual(queue.splice(0), [{ kind: 'PersistentVolumeClaim', key: `${ns}/c` }], 'the inline bind was refused: only the claim is requeued');
+  }
+
+  it('a volume whose requeue ran before its claim decided is requeued again when a retry binds the claim elsewhere', async () => {
+    // The volume's requeue (no backoff) usually runs before the claim's retry (backoff): its inline bind is
+    // refused too and writes nothing, so nothing on the volume's side requeues it again. The claim's retry
+    // that binds it elsewhere does.
+    await createPV(`${ns}-a`, '1Gi');
+    await createPV(`${ns}-b`, '2Gi');
+    await createPVC('c', '1Gi');
+    await refuseBindTwice();
     // The claim's author names the other volume; the claim's retry binds it there.
     const claim = await pvc('c');
     await core.replaceNamespacedPersistentVolumeClaim({ name: 'c', namespace: ns, body: { ...claim, spec: { ...claim.spec, volumeName: `${ns}-b` } } });
@@ -450,13 +459,7 @@ describe('binder shell against the emulator and dynalite', () => {
   it('a claim bound meanwhile by another volume\'s inline bind: its retry requeues the volume its failed bind left', async () => {
     await createPV(`${ns}-a`, '1Gi');
     const created = await createPVC('c', '1Gi');
-    queue.length = 0;
-    kube.faults.inject({ verb: 'update', resource: 'persistentvolumeclaims', name: 'c', count: 2, status: 409 });
-    await assert.rejects(reconcile('PersistentVolumeClaim', `${ns}/c`), (e: unknown) => isConflict(e));
-    assert.deepEqual(queue.splice(0), [{ kind: 'PersistentVolume', key: `${ns}-a` }]);
-    await observePV(`${ns}-a`);
-    await reconcile('PersistentVolume', `${ns}-a`, { retry: true });
-    assert.deepEqual(queue.splice(0), [{ kind: 'PersistentVolumeClaim', key: `${ns}/c` }]);
+    await refuseBindTwice();
     // An admin pre-binds another volume to the claim; its own reconcile binds the claim inline.
     await createUnsyncedPV(`${ns}-w`, '1Gi', { claimRef: { name: 'c', uid: created.metadata?.uid } });
     const inline = await reconcile('PersistentVolume', `${ns}-w`);
