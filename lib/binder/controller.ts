@@ -449,12 +449,27 @@ async function apply(
   const remember = (kind: string, object: PersistentVolume | PersistentVolumeClaim) => latest.set(`${kind}/${cacheKey(object)}`, object);
   if (seen.volume) remember('PersistentVolume', seen.volume);
   if (seen.claim) remember('PersistentVolumeClaim', seen.claim);
+  // One write-back per object: a version a later write of this sync replaces (a bind's update, then its
+  // updateStatus) is written back with the last one, named in its `earlier` versions.
+  const writeIds = result.actions.flatMap((a) => (a.action === 'write' ? [`${a.kind}/${cacheKey(a.object)}`] : []));
+  const deferred = new Map<string, { kind: string; object: PersistentVolume | PersistentVolumeClaim; earlier: string[] }>();
+  const writeBack = async (kind: string, object: PersistentVolume | PersistentVolumeClaim, earlier: string[]) =>
+    // Tagged with the writer: the forwarder's events for these versions then skip the binder's queue.
+    deps.cache.put(deps.cluster, kind, object, { writer: CONTROLLER_WRITER, classify: false, earlier });
+  let writeIndex = 0;
   const applied = await applyActions(result, {
     write: async (w) => {
+      const id = writeIds[writeIndex++]!;
       const returned = await deps.api.write(w);
       remember(w.kind, returned);
-      // Tagged with the writer: the forwarder's event for this version then skips the binder's queue.
-      await deps.cache.put(deps.cluster, w.kind, returned, { writer: CONTROLLER_WRITER, classify: false });
+      const pending = deferred.get(id);
+      const earlier = pending ? [...pending.earlier, pending.object.metadata.resourceVersion ?? '0'] : [];
+      if (writeIds.includes(id, writeIndex)) {
+        deferred.set(id, { kind: w.kind, object: returned, earlier });
+      } else {
+        deferred.delete(id);
+        await writeBack(w.kind, returned, earlier);
+      }
       recordWriteMetrics(w.purpose, w.kind, returned, deps);
       return returned;
     },
@@ -466,6 +481,13 @@ async function apply(
       outcome.enqueued++;
     },
   });
+  // A write that failed after an earlier one to the same object: that one is written back now. A failed
+  // write-back costs only this controller a message of its own write (untagged), as in the writes above.
+  for (const { kind, object, earlier } of deferred.values()) {
+    await writeBack(kind, object, earlier).catch((error: unknown) =>
+      deps.logger?.warn('writing back a version the binder wrote failed; its watch event will reach the binder', { kind, name: object.metadata.name, error: String(error) }),
+    );
+  }
   outcome.writes = deps.api.writes - before;
   deps.metrics?.addMetric(BinderMetric.apiWrites, MetricUnit.Count, outcome.writes);
   if (applied.writeFailed) outcome.enqueued += await requeueVolumesWrittenBeforeClaim(result, applied.written, deps);

@@ -7,10 +7,13 @@
  * it out. The forwarder often caches the version first (its watch event and the controller's API response
  * leave the server together); the write-back then still tags the entry, and this review, a few
  * milliseconds later, finds the tag:
- * - same resourceVersion, tagged by a writer → the event goes out tagged (`own-write`);
- * - same resourceVersion, untagged, a MODIFIED event → marked `untagged`: a user's write, or a controller's
- *   whose write-back has not landed yet. The publisher holds it (its group waits, others do not) and looks
- *   again until the tag appears or its `ownWriteHoldMs` is over (publisher.ts). Measured in the benches,
+ * - same resourceVersion, tagged by a writer → the event goes out tagged (`own-write`); so does an older
+ *   version the entry lists among the writer's (`writerRvs`: a controller that wrote an object twice in one
+ *   sync writes back only the second, naming the first);
+ * - same resourceVersion (or a newer one), untagged, a MODIFIED event → marked `untagged`: a user's write,
+ *   or a controller's whose write-back has not landed yet (a newer version's write-back may still name
+ *   this one). The publisher holds it (its group waits, others do not) and looks again until the tag
+ *   appears or its `ownWriteHoldMs` is over (publisher.ts). Measured in the benches,
  *   a write-back lands a median 52 ms after the first look, p90 98 ms (two cores, all on one machine).
  *   ADDED events are not held: a controller's own creation (a provisioned volume) reaches no subscription of
  *   its own, so its tag saves nothing; nor are versions of an object being deleted (`deletionTimestamp`):
@@ -23,7 +26,7 @@
  */
 import type { ClusterEvent } from '../runtime/message.ts';
 import { batchGetItems, type DocumentClient } from '../state/client.ts';
-import { ObjectCache } from '../state/cache.ts';
+import { ObjectCache, writerOfVersion } from '../state/cache.ts';
 
 /** Kinds controllers write back to the cache. */
 export const REVIEWED_KINDS: ReadonlySet<string> = new Set(['PersistentVolume', 'PersistentVolumeClaim']);
@@ -42,9 +45,9 @@ export interface EventReviewOptions {
 export interface ReviewedEvent {
   event: ClusterEvent;
   /**
-   * A MODIFIED event whose version the cache holds untagged: a user's write, or a controller's whose
-   * write-back has not landed yet (the publisher may look again before it sends it, see
-   * {@link PublisherOptions.ownWriteHoldMs}).
+   * A MODIFIED event whose version (or a newer one) the cache holds untagged: a user's write, or a
+   * controller's whose write-back has not landed yet (the publisher may look again before it sends it,
+   * see {@link PublisherOptions.ownWriteHoldMs}).
    */
   untagged?: true;
 }
@@ -70,8 +73,8 @@ export function createEventReview(options: EventReviewOptions): EventReview {
     }
     const { items } = await batchGetItems(options.doc, options.table, [...keys.values()], {
       consistentRead: true,
-      projection: 'pk, sk, #rv, #writer',
-      names: { '#rv': 'rv', '#writer': 'writer' },
+      projection: 'pk, sk, #rv, #writer, #writerRvs, #deleted',
+      names: { '#rv': 'rv', '#writer': 'writer', '#writerRvs': 'writerRvs', '#deleted': 'deleted' },
     });
     const entries = new Map(items.map((item) => [`${item.pk}\u0000${item.sk}`, item]));
     return events.map((event): ReviewedEvent => {
@@ -79,15 +82,15 @@ export function createEventReview(options: EventReviewOptions): EventReview {
       const key = ObjectCache.itemKey(event.cluster, event.kind, event.key);
       const entry = entries.get(`${key.pk}\u0000${key.sk}`);
       if (!entry) return { event };
-      const cachedRv = Number(entry.rv);
       const rv = Number(event.resourceVersion);
-      if (!Number.isFinite(cachedRv) || !Number.isFinite(rv) || cachedRv !== rv) return { event };
-      const writer = typeof entry.writer === 'string' && entry.writer ? entry.writer : undefined;
+      const writer = writerOfVersion(entry, rv);
       if (writer) {
         options.onOutcome?.(event, 'own-write');
         return { event: { ...event, writer } };
       }
-      return event.type === 'MODIFIED' && !terminating(event) ? { event, untagged: true } : { event };
+      // Untagged at this version or a newer one: a write-back may still tag it (or name it, with the newer one).
+      const pending = !entry.writer && entry.deleted !== true && Number(entry.rv) >= rv;
+      return pending && event.type === 'MODIFIED' && !terminating(event) ? { event, untagged: true } : { event };
     });
   };
 }

@@ -44,6 +44,22 @@ export interface CachedObject {
   expiresAt?: number;
   /** The controller whose write-back tagged this version as its own write (see {@link CachePutOptions.writer}). */
   writer?: string;
+  /**
+   * Earlier versions the same writer wrote in the same sync and wrote back only with this one (see
+   * {@link CachePutOptions.earlier}); its own writes too.
+   */
+  writerRvs?: number[];
+}
+
+/**
+ * The controller that wrote version `rv` of an entry, as far as the entry tells: its `writer` when `rv` is
+ * the entry's own version or one of the earlier versions written back with it (`writerRvs`). Takes a
+ * {@link CachedObject} or a raw item (the same attribute names).
+ */
+export function writerOfVersion(entry: { rv?: unknown; writer?: unknown; writerRvs?: unknown } | undefined, rv: number): string | undefined {
+  if (!entry || typeof entry.writer !== 'string' || !entry.writer || !Number.isFinite(rv)) return undefined;
+  if (Number(entry.rv) === rv) return entry.writer;
+  return Array.isArray(entry.writerRvs) && entry.writerRvs.some((earlier) => Number(earlier) === rv) ? entry.writer : undefined;
 }
 
 /** `written`: the item moved forward. `stale`: the cache holds a newer rv. `unchanged`: same rv already held. */
@@ -56,6 +72,13 @@ export interface CachePutOptions {
    * writer and the writer's own subscription can leave it out (the writer already acted on it).
    */
   writer?: string;
+  /**
+   * With `writer`: versions of the object the writer wrote before this one in the same sync, whose
+   * write-backs it skipped (a bind's `update` and then `updateStatus` of the same claim: one write-back
+   * instead of two). Kept on the entry as `writerRvs`, so the forwarder tags their watch events too
+   * ({@link writerOfVersion}); a watch event older than the entry is otherwise dropped as stale anyway.
+   */
+  earlier?: ReadonlyArray<string | number>;
   /** Default true: read the entry after a refused write to tell `unchanged` from `stale`. */
   classify?: boolean;
 }
@@ -318,6 +341,7 @@ export class ObjectCache {
       obj: cachedJson(stored),
       deleted: false,
       ...(options.writer ? { writer: options.writer } : {}),
+      ...(options.writer && options.earlier?.length ? { writerRvs: options.earlier.map(parseResourceVersion) } : {}),
       ...this.#indexer(cluster, kind, stored),
     }, options.classify ?? true, Boolean(options.writer));
   }
@@ -458,6 +482,7 @@ export class ObjectCache {
       deleted,
       ...(deleted && expiresAt !== undefined ? { expiresAt } : {}),
       ...(typeof item.writer === 'string' && item.writer ? { writer: item.writer } : {}),
+      ...(Array.isArray(item.writerRvs) && item.writerRvs.length > 0 ? { writerRvs: item.writerRvs.map(Number) } : {}),
     };
   }
 }

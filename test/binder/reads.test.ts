@@ -60,7 +60,7 @@ describe('binder: cache reads per reconcile', () => {
     assert.equal(gets.filter((g) => g === `${CLUSTER}#PersistentVolumeClaim app/data`).length, 1, `claim read once: ${gets.join(', ')}`);
   });
 
-  it('a provisioned volume binds its claim in its own reconcile; with the claim and class read with it, the cache is only written', async () => {
+  it('a provisioned volume binds its claim in its own reconcile; with the claim and class read with it, the cache is only written, once per object', async () => {
     await shell.storageV1.createStorageClass({ body: { metadata: { name: 'gold' }, provisioner: 'ext.example.com', volumeBindingMode: 'Immediate' } });
     await shell.cache.put(CLUSTER, 'StorageClass', json(await shell.storageV1.readStorageClass({ name: 'gold' })));
     const claim = await shell.core.createNamespacedPersistentVolumeClaim({
@@ -105,6 +105,12 @@ describe('binder: cache reads per reconcile', () => {
     const bound = await shell.core.readNamespacedPersistentVolumeClaim({ namespace: 'app', name: 'data2' });
     assert.equal(bound.status?.phase, 'Bound');
     assert.equal(bound.spec?.volumeName, 'provisioned2');
-    assert.deepEqual(commands, ['PutCommand', 'PutCommand', 'PutCommand'], 'the three writes written back, nothing read');
+    assert.deepEqual(commands, ['PutCommand', 'PutCommand'], 'one write-back per object, nothing read');
+    // The claim's update and then its status: the second written back, naming the first among the binder's.
+    const entry = await shell.cache.get(CLUSTER, 'PersistentVolumeClaim', 'app/data2');
+    assert.equal(entry?.rv, Number(bound.metadata!.resourceVersion));
+    assert.equal(entry?.writer, 'binder');
+    assert.equal(entry?.writerRvs?.length, 1, 'the update\'s version named');
+    assert.ok(entry!.writerRvs![0]! > Number(claim.metadata!.resourceVersion) && entry!.writerRvs![0]! < entry!.rv, `between the claim read and its status: ${entry?.writerRvs}`);
   });
 });

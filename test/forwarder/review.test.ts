@@ -47,20 +47,25 @@ describe('forwarder review: retag own writes that lost the race', () => {
     await cache.put('c1', 'PersistentVolume', pv('user', 20));
     await cache.put('c1', 'PersistentVolume', pv('moved-on', 31));
     await cache.put('c1', 'PersistentVolume', pv('moved-on-by-binder', 41), { writer: 'binder' });
+    // The binder wrote 71 and then 72 in one sync, and wrote back only 72, naming 71 among its own.
+    await cache.put('c1', 'PersistentVolume', pv('written-twice', 72), { writer: 'binder', earlier: ['71'] });
     await cache.put('c1', 'PersistentVolume', pv('gone', 50));
     await cache.remove('c1', 'PersistentVolume', pv('gone', 50), 51);
     const outcomes: Array<[string, ReviewOutcome]> = [];
     const review = createEventReview({ doc: db.doc, table: db.tables.cache, onOutcome: (e, o) => outcomes.push([e.key, o]) });
-    // `held`: the cache holds this very version untagged, so its writer's tag may still come (the publisher
-    // may hold a MODIFIED one for it); every other outcome is final.
+    // `held`: the cache holds this very version (or a newer one) untagged, so its writer's tag may still come
+    // (the publisher may hold a MODIFIED one for it); every other outcome is final.
     const cases: Array<{ name: string; in: ClusterEvent; out: ClusterEvent; held?: true }> = [
       { name: 'own write, same version', in: event('PersistentVolume', 'mine', 10), out: event('PersistentVolume', 'mine', 10, { writer: 'binder' }) },
       { name: 'a user’s write (or a write-back still to come)', in: event('PersistentVolume', 'user', 20), out: event('PersistentVolume', 'user', 20), held: true },
       { name: 'the same, ADDED: never held (a controller’s own creation reaches no subscription of its own)', in: event('PersistentVolume', 'user', 20, { type: 'ADDED' }), out: event('PersistentVolume', 'user', 20, { type: 'ADDED' }) },
       { name: 'the same, the object being deleted: never held (a deletion’s and finalizers’ versions)', in: event('PersistentVolume', 'user', 20, { object: { metadata: { name: 'user', deletionTimestamp: '2026-11-24T12:00:00Z' } } }), out: event('PersistentVolume', 'user', 20, { object: { metadata: { name: 'user', deletionTimestamp: '2026-11-24T12:00:00Z' } } }) },
       { name: 'the same, a relist’s SYNC: never held', in: event('PersistentVolume', 'user', 20, { type: 'SYNC' }), out: event('PersistentVolume', 'user', 20, { type: 'SYNC' }) },
-      { name: 'a newer version is cached: every version is still delivered', in: event('PersistentVolume', 'moved-on', 30), out: event('PersistentVolume', 'moved-on', 30) },
+      { name: 'a newer version is cached untagged: held (its write-back may still name this one); every version is still delivered', in: event('PersistentVolume', 'moved-on', 30), out: event('PersistentVolume', 'moved-on', 30), held: true },
       { name: 'a newer version by a controller: kept (the writer must still see this one)', in: event('PersistentVolume', 'moved-on-by-binder', 40), out: event('PersistentVolume', 'moved-on-by-binder', 40) },
+      { name: 'an earlier version the writer named with its write-back: own write', in: event('PersistentVolume', 'written-twice', 71), out: event('PersistentVolume', 'written-twice', 71, { writer: 'binder' }) },
+      { name: 'the write-back’s own version: own write', in: event('PersistentVolume', 'written-twice', 72), out: event('PersistentVolume', 'written-twice', 72, { writer: 'binder' }) },
+      { name: 'an earlier version it did not name: kept', in: event('PersistentVolume', 'written-twice', 70), out: event('PersistentVolume', 'written-twice', 70) },
       { name: 'superseded by a deletion: kept', in: event('PersistentVolume', 'gone', 50), out: event('PersistentVolume', 'gone', 50) },
       { name: 'not cached', in: event('PersistentVolume', 'unknown', 60), out: event('PersistentVolume', 'unknown', 60) },
       { name: 'DELETED is never reviewed', in: event('PersistentVolume', 'mine', 10, { type: 'DELETED' }), out: event('PersistentVolume', 'mine', 10, { type: 'DELETED' }) },
@@ -70,7 +75,7 @@ describe('forwarder review: retag own writes that lost the race', () => {
     ];
     const reviewed = await review(cases.map((c) => c.in));
     for (const [index, c] of cases.entries()) assert.deepEqual(reviewed[index], c.held ? { event: c.out, untagged: true } : { event: c.out }, c.name);
-    assert.deepEqual(outcomes, [['mine', 'own-write']]);
+    assert.deepEqual(outcomes, [['mine', 'own-write'], ['written-twice', 'own-write'], ['written-twice', 'own-write']]);
   });
 
   test('a batch without candidates reads nothing', async () => {

@@ -124,4 +124,44 @@ describe('writer-tagged versions skip the writer’s queue', () => {
     const held = (await f.metrics.held.get()).values.find((v) => v.labels.outcome === 'tagged');
     assert.ok((held?.value ?? 0) >= 1, 'counted as held, then tagged');
   });
+
+  it('two writes in one sync, written back once: the first version, cached and held meanwhile, is kept from the writer too', async () => {
+    const key = ObjectCache.itemKey(stack.env.CLUSTER_ID ?? 'local', 'PersistentVolume', 'twice');
+    const looks: Array<{ rv: string; writer?: string }> = [];
+    const doc = {
+      send: async (command: unknown) => {
+        const out: unknown = await stack.dynamodb.doc.send(command as never);
+        if (command instanceof BatchGetCommand) {
+          const items = Object.values((out as { Responses?: Record<string, Array<Record<string, unknown>>> }).Responses ?? {}).flat();
+          for (const item of items) if (item.pk === key.pk && item.sk === key.sk) looks.push({ rv: String(item.rv), ...(item.writer ? { writer: String(item.writer) } : {}) });
+        }
+        return out;
+      },
+    } as unknown as typeof stack.dynamodb.doc;
+    for (const earlier of forwarders.splice(0)) await earlier.stop();
+    const f = await startOne({ doc, ownWriteHoldMs: 60_000 });
+    const cache = new ObjectCache(stack.dynamodb.doc, stack.tables.cache, { indexer: indexAttributes });
+    const cluster = stack.env.CLUSTER_ID ?? 'local';
+    const seen = (consumer: string, rv: string) => recorder.events(consumer).some((e) => e.key === 'twice' && e.resourceVersion === rv);
+    const spec = { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], storageClassName: 'w', hostPath: { path: '/tmp/twice' } };
+    const made = await core.createPersistentVolume({ body: { metadata: { name: 'twice', annotations: { 'pv.kubernetes.io/provisioned-by': 'example.com/p' } }, spec } });
+    const created = await core.replacePersistentVolumeStatus({ name: 'twice', body: { ...made, status: { phase: 'Released' } } });
+    await cache.put(cluster, 'PersistentVolume', JSON.parse(JSON.stringify(created)), { writer: 'provisioner', classify: false });
+    await eventually(() => seen('binder', created.metadata!.resourceVersion!), 20_000, 'the released version at the binder');
+
+    // The "binder" writes twice (as a bind's update and then its status); both versions reach the forwarder,
+    // which caches them untagged and holds them, before the one write-back naming the first lands.
+    const first = await core.replacePersistentVolume({ name: 'twice', body: { ...created, metadata: { ...created.metadata, labels: { step: '1' } } } });
+    const second = await core.replacePersistentVolume({ name: 'twice', body: { ...first, metadata: { ...first.metadata, labels: { step: '2' } } } });
+    await eventually(() => looks.some((l) => l.rv === second.metadata!.resourceVersion && !l.writer), 20_000, 'the forwarder looked at the second version untagged');
+    assert.equal(seen('provisioner', first.metadata!.resourceVersion!), false, 'the first version held (a newer one is cached, untagged)');
+    await cache.put(cluster, 'PersistentVolume', JSON.parse(JSON.stringify(second)), { writer: 'binder', classify: false, earlier: [first.metadata!.resourceVersion!] });
+    await eventually(() => seen('provisioner', first.metadata!.resourceVersion!) && seen('provisioner', second.metadata!.resourceVersion!), 20_000, 'both versions at the provisioner once tagged');
+    await f.flush();
+    for (const version of [first, second]) {
+      const rv = version.metadata!.resourceVersion!;
+      assert.equal(recorder.events('provisioner').find((e) => e.key === 'twice' && e.resourceVersion === rv)?.writer, 'binder', `version ${rv} tagged`);
+      assert.equal(seen('binder', rv), false, `the binder never received version ${rv}`);
+    }
+  });
 });

@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startDynalite, type Dynalite } from '../support/dynalite.ts';
-import { ObjectCache, InvalidResourceVersionError, MissingIndexerError, ObjectTooLargeError, TRIMMED_ANNOTATION, untrimmedForWrite } from '../../lib/state/cache.ts';
+import { ObjectCache, writerOfVersion, InvalidResourceVersionError, MissingIndexerError, ObjectTooLargeError, TRIMMED_ANNOTATION, untrimmedForWrite } from '../../lib/state/cache.ts';
 import { CLAIM_REF_INDEX, PENDING_CLAIM_INDEX, RESYNC_INDEX, VOLUME_MATCH_INDEX, padBytes, pendingClaimPk, volumeMatchPk, claimRefPk } from '../../lib/state/schema.ts';
 import { indexAttributes } from '../../lib/kube/cache-index.ts';
 import { claim, PV, PVC, volume } from '../support/cache-objects.ts';
@@ -35,6 +35,34 @@ describe('ObjectCache against dynalite', () => {
     assert.equal(hit?.deleted, false);
     assert.equal(hit?.object.metadata?.resourceVersion, '10');
     assert.equal('managedFields' in (hit?.object.metadata ?? {}), false, 'managedFields stripped');
+  });
+
+  it('a write-back names the earlier versions its writer wrote in the same sync; a later write drops them', async () => {
+    assert.equal(await cache.put('c1', PV, volume('twice', 22), { writer: 'binder', earlier: ['21'] }), 'written');
+    const hit = await cache.get('c1', PV, 'twice');
+    assert.deepEqual([hit?.rv, hit?.writer, hit?.writerRvs], [22, 'binder', [21]]);
+    assert.deepEqual([20, 21, 22, 23].map((rv) => writerOfVersion(hit, rv)), [undefined, 'binder', 'binder', undefined]);
+    assert.equal(await cache.put('c1', PV, volume('twice', 21)), 'stale', 'the forwarder\'s event of the earlier version');
+    assert.equal(await cache.put('c1', PV, volume('twice', 23)), 'written');
+    const next = await cache.get('c1', PV, 'twice');
+    assert.deepEqual([next?.writer, next?.writerRvs, writerOfVersion(next, 21)], [undefined, undefined, undefined]);
+    // Without a writer there is nobody to name them for.
+    await cache.put('c1', PV, volume('untagged', 2), { earlier: ['1'] });
+    assert.equal((await cache.get('c1', PV, 'untagged'))?.writerRvs, undefined);
+  });
+
+  it('writerOfVersion: the entry\'s writer for its own version and the ones it names, for entries and raw items', () => {
+    const rows: Array<[string, Parameters<typeof writerOfVersion>[0], number, string | undefined]> = [
+      ['own version', { rv: 5, writer: 'binder' }, 5, 'binder'],
+      ['untagged', { rv: 5 }, 5, undefined],
+      ['named earlier version', { rv: 5, writer: 'binder', writerRvs: [3, 4] }, 4, 'binder'],
+      ['raw item: numbers as DynamoDB returns them', { rv: '5', writer: 'binder', writerRvs: ['4'] }, 4, 'binder'],
+      ['earlier, not named', { rv: 5, writer: 'binder', writerRvs: [4] }, 2, undefined],
+      ['named, but nobody\'s', { rv: 5, writerRvs: [4] }, 4, undefined],
+      ['no entry', undefined, 4, undefined],
+      ['not a version', { rv: 5, writer: 'binder' }, Number.NaN, undefined],
+    ];
+    for (const [name, entry, rv, want] of rows) assert.equal(writerOfVersion(entry, rv), want, name);
   });
 
   it('keeps clusters and kinds apart', async () => {

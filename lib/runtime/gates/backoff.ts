@@ -6,7 +6,8 @@
  * It also ends an own write that was tagged too late: the forwarder publishes a version untagged when its
  * last look at the cache (lib/forwarder/review.ts) comes before the writer's write-back, which is usual when
  * the writer runs elsewhere (a Lambda's API response and write-back against the forwarder's watch event).
- * When the entry just read holds the event's very version, tagged by this controller, and the key has no
+ * When the entry just read holds the event's very version (or lists it among the writer's earlier ones,
+ * `writerRvs`), tagged by this controller, and the key has no
  * retry pending, the record is this controller's own write, as the subscription filter would have dropped
  * it: done, counted as `OwnWriteSkipped`, with no reconcile (no API requests, no 409 against the sync that
  * wrote it).
@@ -16,7 +17,7 @@
  */
 import type { SQSRecord } from 'aws-lambda';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import type { CachedObject } from '../../state/cache.ts';
+import { writerOfVersion, type CachedObject } from '../../state/cache.ts';
 import type { BackoffRecord } from '../../state/backoff.ts';
 import { readKeyState } from '../../state/key-state.ts';
 import type { ClusterEvent, ClusterEventType } from '../message.ts';
@@ -37,7 +38,7 @@ export function backoffWaitMs(known: BackoffRecord | null, type: ClusterEventTyp
 
 /** A watch event of the version `controller` wrote and tagged itself (see the module comment). */
 export function isOwnTaggedVersion(event: ClusterEvent, cached: CachedObject | undefined, controller: string): boolean {
-  return (event.type === 'ADDED' || event.type === 'MODIFIED') && cached !== undefined && !cached.deleted && cached.writer === controller && String(cached.rv) === event.resourceVersion;
+  return (event.type === 'ADDED' || event.type === 'MODIFIED') && cached !== undefined && !cached.deleted && writerOfVersion(cached, Number(event.resourceVersion)) === controller;
 }
 
 export function backoff<Ctx>(rt: SqsRuntime<Ctx>): Gate {
