@@ -74,10 +74,12 @@ export interface PublisherOptions {
   /** A last look at each batch's events before it is sent (review.ts): retag or drop; a failure sends them as they are. */
   review?: EventReview;
   /**
-   * How long a MODIFIED event whose version the review found cached but untagged waits for its writer's
-   * tag, ms (default 0: sent at once). The review looks again every {@link ownWriteLookMs} meanwhile; the
-   * event goes out tagged as soon as a controller's write-back tags it, untagged when the time is up (a
-   * user's write) or a newer version is cached. Its group waits with it; other groups do not.
+   * How long a MODIFIED event whose version (or a newer one) the review found cached but untagged waits
+   * for its writer's tag, ms (default 0: sent at once). The review looks again every {@link ownWriteLookMs}
+   * meanwhile; the event goes out tagged as soon as a controller's write-back tags it, untagged when the
+   * time is up (a user's write) or a newer version is cached tagged. Its group waits with it; other groups
+   * do not. The events of one group share one window, which newer versions seen meanwhile extend (see
+   * GroupState).
    */
   ownWriteHoldMs?: number;
   /** How often a held event is looked at again, ms (default 25). */
@@ -119,6 +121,25 @@ interface Slot {
   state: 'waiting' | 'taken' | 'done';
 }
 
+/**
+ * A message group with events not yet sent. Its held events share one window (`holdUntil`): it opens when
+ * the first of them is held, for `ownWriteHoldMs`, and each newer version of the object seen meanwhile
+ * reopens it for that long from when it was seen (a controller that wrote twice in one sync tags the first
+ * version with the second's write-back, which lands only after its second write), up to
+ * {@link HOLD_WINDOW_LIMIT} holds' worth from its opening. It closes, and is forgotten, when the group has
+ * nothing left to send, so a user's quick run of writes waits one window, not one per version.
+ */
+interface GroupState {
+  /** Events of the group enqueued and not yet sent (or dropped). */
+  unsent: number;
+  /** When the group's hold window opened and when it ends (epoch ms); unset before its first hold. */
+  holdStart?: number;
+  holdUntil?: number;
+}
+
+/** A group's hold window reopens for newer versions up to this many holds from its opening. */
+export const HOLD_WINDOW_LIMIT = 3;
+
 /** Items a batch search looks at past the front of the queue (bounds its cost on a full queue). */
 const SCAN_LIMIT = 500;
 
@@ -144,6 +165,8 @@ export class EventPublisher {
   #held = 0;
   /** Message groups of the batches in flight. */
   #busyGroups = new Set<string>();
+  /** Per message group with events not yet sent: their number, and the hold window its events share. */
+  #groups = new Map<string, GroupState>();
   /** Items out of the queue whose progress is not yet reported, and the report under way. */
   #retired: PublishItem[] = [];
   #reporting: Promise<void> | undefined;
@@ -187,6 +210,7 @@ export class EventPublisher {
     }
     if (this.#abort.signal.aborted || signal?.aborted) return;
     const group = item.event ? messageGroupId(item.event.cluster, item.event.kind, item.event.key) : undefined;
+    if (group !== undefined) this.#countIn(group, item.seenAt ?? Date.now());
     // A pure progress marker has nothing to publish: it is done, and leaves in its turn.
     this.#queue.push({ item, group, state: group === undefined ? 'done' : 'waiting' });
     this.#enqueued++;
@@ -229,6 +253,7 @@ export class EventPublisher {
     // are no longer a prefix of what the watch delivered, no bookmark moves from here on.
     this.#discarded = true;
     const kept = this.#queue.filter((slot) => slot.state !== 'waiting');
+    for (const slot of this.#queue) if (slot.state === 'waiting' && slot.group !== undefined) this.#countOut(slot.group);
     this.#finished += this.#queue.length - kept.length;
     this.#queue = kept;
     this.#release(this.#progressWaiters);
@@ -263,6 +288,34 @@ export class EventPublisher {
     for (const resolve of waiters.splice(0)) resolve();
   }
 
+  /** An event of `group` seen at `seenAt` joined the queue: an open hold window reopens for it (GroupState). */
+  #countIn(group: string, seenAt: number): void {
+    const state = this.#groups.get(group) ?? { unsent: 0 };
+    state.unsent++;
+    const holdMs = this.#options.ownWriteHoldMs ?? 0;
+    if (state.holdStart !== undefined && state.holdUntil !== undefined) {
+      state.holdUntil = Math.min(Math.max(state.holdUntil, seenAt + holdMs), state.holdStart + HOLD_WINDOW_LIMIT * holdMs);
+    }
+    this.#groups.set(group, state);
+  }
+
+  /** An event of `group` was sent (or dropped); the group is forgotten once nothing of it is left. */
+  #countOut(group: string): void {
+    const state = this.#groups.get(group);
+    if (state && --state.unsent <= 0) this.#groups.delete(group);
+  }
+
+  /** When a held event of `group` goes out untagged at the latest: its group's window, opened now if not yet. */
+  #holdUntil(group: string, holdMs: number): number {
+    let state = this.#groups.get(group);
+    if (!state) this.#groups.set(group, (state = { unsent: 1 }));
+    if (state.holdUntil === undefined) {
+      state.holdStart = Date.now();
+      state.holdUntil = state.holdStart + holdMs;
+    }
+    return state.holdUntil;
+  }
+
   /** Wakes the loop, or tells it to look again before it next waits. */
   #signal(): void {
     this.#woken = true;
@@ -285,6 +338,7 @@ export class EventPublisher {
           for (const slot of slots) {
             slot.state = 'done';
             this.#busyGroups.delete(slot.group!);
+            this.#countOut(slot.group!);
           }
         };
         const task = this.#publish(batch, signal, (held) => {
@@ -420,15 +474,23 @@ export class EventPublisher {
 
   /** Looks at held events again until their writer tags them or the hold is over, sending each when settled. */
   async #hold(slots: Slot[], holdMs: number, signal: AbortSignal): Promise<void> {
-    const until = Date.now() + holdMs;
+    // Each event until its group's window ends (GroupState: newer versions seen meanwhile extend it).
+    const until = (slot: Slot) => this.#holdUntil(slot.group!, holdMs);
     const lookMs = Math.max(1, this.#options.ownWriteLookMs ?? 25);
     const sends: Array<Promise<void>> = [];
     let waiting = slots;
     while (waiting.length > 0 && !signal.aborted) {
       // A replica that lost its lease sends nothing more (its successor re-derives these from its bookmark).
       if (this.#discarded) break;
-      const left = until - Date.now();
-      if (left <= 0) break;
+      const now = Date.now();
+      const over = waiting.filter((slot) => until(slot) <= now);
+      if (over.length > 0) {
+        for (const slot of over) this.#options.metrics.held.inc({ kind: slot.item.event!.kind, outcome: 'untagged' });
+        sends.push(this.#send(over.map((slot) => slot.item), signal));
+        waiting = waiting.filter((slot) => !over.includes(slot));
+        if (waiting.length === 0) break;
+      }
+      const left = Math.min(...waiting.map(until)) - now;
       await sleep(Math.min(lookMs, left), signal);
       if (this.#discarded) break;
       const reviewed = await this.#review(waiting);

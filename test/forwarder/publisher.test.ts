@@ -344,6 +344,56 @@ describe('EventPublisher against fauxqs', () => {
       assert.equal(sent[3].writer, 'binder');
     });
 
+    it('a newer version of the held object seen during the hold extends it from when it was seen (a write-back may name both)', async () => {
+      const { sns, sent } = recordingSns();
+      const metrics = new ForwarderMetrics();
+      const state: { tag?: string; looks: number } = { looks: 0 };
+      const holdMs = 1_000;
+      const publisher = new EventPublisher({ sns, topicArn: messaging.topicArn, metrics, review: fakeReview(state), ownWriteHoldMs: holdMs, ownWriteLookMs: 10, maxInFlight: 1 });
+      publisher.start();
+      await publisher.enqueue({ event: pv('held', 800) });
+      const wait = async (check: () => boolean, what: string) => {
+        const deadline = Date.now() + 20_000;
+        while (!check()) {
+          if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+      };
+      await wait(() => state.looks >= 1, 'the first look');
+      const opened = Date.now();
+      await wait(() => Date.now() >= opened + 0.7 * holdMs, 'well into the hold');
+      await publisher.enqueue({ event: pv('held', 801) });
+      // Past the first version's own hold, short of the newer one's: still held.
+      await wait(() => Date.now() >= opened + 1.3 * holdMs, 'past the first hold');
+      assert.deepEqual(sent, [], 'still held after its own hold: a newer version came meanwhile');
+      const looks = state.looks;
+      await wait(() => state.looks > looks, 'looked at again');
+      state.tag = 'binder';
+      await publisher.flush();
+      await publisher.stop();
+      sns.destroy();
+      assert.deepEqual(sent, [{ id: 'held@800', writer: 'binder' }, { id: 'held@801', writer: 'binder' }]);
+      assert.equal(await held(metrics, 'untagged'), 0);
+    });
+
+    it('a quick run of untagged versions of one object waits one hold, not one per version (a user’s writes)', async () => {
+      const { sns, sent } = recordingSns();
+      const metrics = new ForwarderMetrics();
+      const state = { looks: 0 };
+      const holdMs = 300;
+      const lookMs = 10;
+      const publisher = new EventPublisher({ sns, topicArn: messaging.topicArn, metrics, review: fakeReview(state), ownWriteHoldMs: holdMs, ownWriteLookMs: lookMs });
+      for (const rv of [810, 811, 812]) await publisher.enqueue({ event: pv('held', rv) });
+      publisher.start();
+      await publisher.flush();
+      await publisher.stop();
+      sns.destroy();
+      assert.deepEqual(sent, ['held@810', 'held@811', 'held@812'].map((id) => ({ id, writer: undefined })));
+      assert.equal(await held(metrics, 'untagged'), 3);
+      // The first version is looked at through one hold; the later ones once each (the window is over).
+      assert.ok(state.looks <= holdMs / lookMs + 6, `one hold's looks (${state.looks}), not three (${(3 * holdMs) / lookMs})`);
+    });
+
     it('sends a held event untagged when the hold runs out (a user’s write)', async () => {
       const { sns, sent } = recordingSns();
       const metrics = new ForwarderMetrics();
