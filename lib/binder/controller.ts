@@ -32,6 +32,7 @@ import { ENV, type Controller, type ReconcileRequest, type ReconcileResult } fro
 import type { RuntimeContext } from '../runtime/handler.ts';
 import { RequeueSender } from '../resync/sender.ts';
 import { ObjectCache, cacheKey, type CachedObject } from '../state/cache.ts';
+import { WriteBacks } from '../state/write-backs.ts';
 import { indexAttributes } from '../kube/cache-index.ts';
 import { CLAIM_REF_INDEX, PENDING_CLAIM_INDEX, VOLUME_MATCH_INDEX, claimRefPk, pendingClaimPk } from '../state/schema.ts';
 import { BinderApi } from './api.ts';
@@ -57,6 +58,11 @@ export interface BinderDeps {
   enqueue(kind: WatchedKind, key: string, uid: string, resourceVersion: string, nonce: string): Promise<void>;
   metrics?: Metrics;
   logger?: Pick<Logger, 'debug' | 'info' | 'warn'>;
+  /**
+   * How long a written version waits for the same sync's next write of the object to share its cache
+   * write-back, ms (default lib/state/write-backs.ts DEFAULT_WRITE_BACK_DEFER_MS).
+   */
+  writeBackDeferMs?: number;
   /** Most pending claims requeued when a volume becomes Available (default 10). */
   pendingFanout?: number;
   matchPageSize?: number;
@@ -449,27 +455,25 @@ async function apply(
   const remember = (kind: string, object: PersistentVolume | PersistentVolumeClaim) => latest.set(`${kind}/${cacheKey(object)}`, object);
   if (seen.volume) remember('PersistentVolume', seen.volume);
   if (seen.claim) remember('PersistentVolumeClaim', seen.claim);
-  // One write-back per object: a version a later write of this sync replaces (a bind's update, then its
-  // updateStatus) is written back with the last one, named in its `earlier` versions.
+  // One write-back per object when its writes come quickly: a version a later write of this sync replaces
+  // (a bind's update, then its updateStatus) is named on the last one's (lib/state/write-backs.ts).
   const writeIds = result.actions.flatMap((a) => (a.action === 'write' ? [`${a.kind}/${cacheKey(a.object)}`] : []));
-  const deferred = new Map<string, { kind: string; object: PersistentVolume | PersistentVolumeClaim; earlier: string[] }>();
-  const writeBack = async (kind: string, object: PersistentVolume | PersistentVolumeClaim, earlier: string[]) =>
+  const backs = new WriteBacks(
     // Tagged with the writer: the forwarder's events for these versions then skip the binder's queue.
-    deps.cache.put(deps.cluster, kind, object, { writer: CONTROLLER_WRITER, classify: false, earlier });
+    (kind, object, earlier) => deps.cache.put(deps.cluster, kind, object, { writer: CONTROLLER_WRITER, classify: false, earlier }),
+    {
+      ...(deps.writeBackDeferMs !== undefined ? { deferMs: deps.writeBackDeferMs } : {}),
+      onError: (error, kind, object) =>
+        deps.logger?.warn('writing back a version the binder wrote failed; its watch event will reach the binder', { kind, name: object.metadata?.name, error: String(error) }),
+    },
+  );
   let writeIndex = 0;
   const applied = await applyActions(result, {
     write: async (w) => {
       const id = writeIds[writeIndex++]!;
       const returned = await deps.api.write(w);
       remember(w.kind, returned);
-      const pending = deferred.get(id);
-      const earlier = pending ? [...pending.earlier, pending.object.metadata.resourceVersion ?? '0'] : [];
-      if (writeIds.includes(id, writeIndex)) {
-        deferred.set(id, { kind: w.kind, object: returned, earlier });
-      } else {
-        deferred.delete(id);
-        await writeBack(w.kind, returned, earlier);
-      }
+      await backs.wrote(w.kind, returned, { more: writeIds.includes(id, writeIndex) });
       recordWriteMetrics(w.purpose, w.kind, returned, deps);
       return returned;
     },
@@ -480,14 +484,7 @@ async function apply(
       await deps.enqueue(q.kind, q.key, hit?.uid ?? '', String(hit?.rv ?? 0), `enqueue-${hit?.rv ?? 0}`);
       outcome.enqueued++;
     },
-  });
-  // A write that failed after an earlier one to the same object: that one is written back now. A failed
-  // write-back costs only this controller a message of its own write (untagged), as in the writes above.
-  for (const { kind, object, earlier } of deferred.values()) {
-    await writeBack(kind, object, earlier).catch((error: unknown) =>
-      deps.logger?.warn('writing back a version the binder wrote failed; its watch event will reach the binder', { kind, name: object.metadata.name, error: String(error) }),
-    );
-  }
+  }).finally(() => backs.settle());
   outcome.writes = deps.api.writes - before;
   deps.metrics?.addMetric(BinderMetric.apiWrites, MetricUnit.Count, outcome.writes);
   if (applied.writeFailed) outcome.enqueued += await requeueVolumesWrittenBeforeClaim(result, applied.written, deps);

@@ -97,6 +97,7 @@ describe('binder: cache reads per reconcile', () => {
       ...shell.deps,
       cache: new ObjectCache(doc, shell.db.tables.cache, { indexer: indexAttributes }),
       enqueue: async (_kind: string, key: string) => void requeued.push(key),
+      writeBackDeferMs: 60_000, // however slow the claim's second write, its first waits for it
     };
     const cached = (await shell.cache.get(CLUSTER, 'PersistentVolume', 'provisioned2')) ?? null; // the runtime's read of the entry itself
     const outcome = await reconcileBinder({ kind: 'PersistentVolume', key: 'provisioned2', event, cached, prefetched }, deps);

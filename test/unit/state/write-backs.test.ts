@@ -1,0 +1,75 @@
+/**
+ * WriteBacks (lib/state/write-backs.ts): a sync's write-backs, one per object when its writes come quickly.
+ * The put is recorded, not sent: what matters here is which versions are written back, naming which.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { WriteBacks } from '../../../lib/state/write-backs.ts';
+
+const claim = (rv: number, name = 'data') => ({ metadata: { name, namespace: 'app', resourceVersion: String(rv) } });
+const volume = (rv: number, name = 'pv-1') => ({ metadata: { name, resourceVersion: String(rv) } });
+
+function recording(options: { failOn?: string; deferMs?: number } = {}) {
+  const puts: string[] = [];
+  const errors: string[] = [];
+  const backs = new WriteBacks(
+    async (kind, object, earlier) => {
+      const id = `${kind} ${object.metadata?.name}@${object.metadata?.resourceVersion}${earlier.length ? ` earlier ${earlier.join(',')}` : ''}`;
+      if (options.failOn && id.startsWith(options.failOn)) throw new Error('throttled');
+      puts.push(id);
+    },
+    { deferMs: options.deferMs ?? 60_000, onError: (error, kind, object) => errors.push(`${kind} ${object.metadata?.name}: ${String(error)}`) },
+  );
+  return { backs, puts, errors };
+}
+
+describe('WriteBacks', () => {
+  test('two writes of one object: one write-back, naming the first version; other objects on their own', async () => {
+    const { backs, puts } = recording();
+    await backs.wrote('PersistentVolume', volume(11), { more: true });
+    await backs.wrote('PersistentVolume', volume(12), { more: false });
+    await backs.wrote('PersistentVolumeClaim', claim(13), { more: true });
+    assert.deepEqual(puts, ['PersistentVolume pv-1@12 earlier 11'], 'the claim\'s first version waits for its second');
+    await backs.wrote('PersistentVolumeClaim', claim(14), { more: false });
+    await backs.settle();
+    assert.deepEqual(puts, ['PersistentVolume pv-1@12 earlier 11', 'PersistentVolumeClaim data@14 earlier 13']);
+    assert.equal(backs.sent, 2, 'four writes, two write-backs');
+  });
+
+  test('three writes of one object: the last names both', async () => {
+    const { backs, puts } = recording();
+    for (const [rv, more] of [[21, true], [22, true], [23, false]] as const) await backs.wrote('PersistentVolumeClaim', claim(rv), { more });
+    await backs.settle();
+    assert.deepEqual(puts, ['PersistentVolumeClaim data@23 earlier 21,22']);
+  });
+
+  test('a slow second write: the first is written back alone after deferMs, and the second still names it', async () => {
+    const { backs, puts } = recording({ deferMs: 5 });
+    await backs.wrote('PersistentVolume', volume(31), { more: true });
+    const deadline = Date.now() + 10_000;
+    while (puts.length === 0 && Date.now() < deadline) await sleep(5);
+    assert.deepEqual(puts, ['PersistentVolume pv-1@31'], 'written back on its own while the second write is under way');
+    await backs.wrote('PersistentVolume', volume(32), { more: false });
+    await backs.settle();
+    assert.deepEqual(puts, ['PersistentVolume pv-1@31', 'PersistentVolume pv-1@32 earlier 31']);
+  });
+
+  test('a later write that failed (or never came): settle writes back the version that waited for it', async () => {
+    const { backs, puts } = recording();
+    await backs.wrote('PersistentVolumeClaim', claim(41), { more: true });
+    await backs.settle();
+    assert.deepEqual(puts, ['PersistentVolumeClaim data@41']);
+    await backs.settle();
+    assert.equal(puts.length, 1, 'once');
+  });
+
+  test('a failed write-back is reported, never thrown: the sync goes on', async () => {
+    const { backs, puts, errors } = recording({ failOn: 'PersistentVolume pv-1' });
+    await backs.wrote('PersistentVolume', volume(51), { more: false });
+    await backs.wrote('PersistentVolumeClaim', claim(52), { more: true });
+    await backs.settle();
+    assert.deepEqual(puts, ['PersistentVolumeClaim data@52']);
+    assert.deepEqual(errors, ['PersistentVolume pv-1: Error: throttled']);
+  });
+});
