@@ -8,11 +8,14 @@
  * - **Aggregation:** the 10th distinct message for the same (source, involvedObject, type, reason) within
  *   600 s, and every one after it, is recorded as one Event with the message
  *   `"(combined from similar events): " + message`.
- * - **Names:** `<involvedObject.name>.<hex unix nanos>`, in the object's namespace or `default`.
+ * - **Names:** `<involvedObject.name>.<16 hex digits>`, in the object's namespace or `default` — client-go's
+ *   shape (its digits are the unix nanos), but derived from the (source, object) item and the event key
+ *   ({@link eventName}): every container names the same event alike, so a create of an Event that already
+ *   exists (409) PATCHes it with `count+1` under its resourceVersion instead of being dropped.
  * - **Spam filter:** at most 25 events (creates or patches) per (source, involvedObject) in a burst, refilled
  *   at one per 300 s (client-go `EventSourceObjectSpamFilter` defaults); events over it are dropped.
- * - 409 AlreadyExists on create is dropped, as upstream does. Recording never throws: a failure to record an
- *   event is logged, not propagated into the reconcile.
+ * - A create that meets its Event already there (409 AlreadyExists, which client-go drops) counts into it (see
+ *   Names). Recording never throws: a failure to record an event is logged, not propagated into the reconcile.
  *
  * **State: one control-table item per (cluster, source, involvedObject)**, `event#<cluster>#<sha256(spamKey)>`
  * (every key the correlator uses starts with the spam key: the aggregate key adds type and reason, the event
@@ -22,16 +25,22 @@
  * 1 h event TTL), `version` (the optimistic lock) and `expiresAt` (TTL, epoch s: when every part of it has
  * lapsed, i.e. a missing item means the same as this one).
  *
- * **Two DynamoDB requests per event:** a consistent GetItem, then the decision client-go's correlator makes
- * (aggregate, spam filter, dedup) computed in memory, then one PutItem conditional on `version`
+ * **At most two DynamoDB requests per event:** a consistent GetItem, then the decision client-go's correlator
+ * makes (aggregate, spam filter, dedup) computed in memory, then one PutItem conditional on `version`
  * (`attribute_not_exists` for the first). A lost race (ConditionalCheckFailed) re-reads and decides again, a
  * bounded number of times; nothing has been sent to the API server yet, so no API call is ever repeated.
  * The item this container wrote last for an object stands in for the read for 10 s (one PutItem per event
  * then: a provisioner's `Provisioning` and `ProvisioningSucceeded`, a binder's repeated waiting event); a
  * write by anyone else since fails the version condition, and the item is read. An object created in the
  * last minute that this container has no item for is taken to have none (the first event of a new claim):
- * its write is conditional on absence and goes without a read; if another container wrote one meanwhile,
- * the write is refused and the item is read.
+ * that first event is sent without any DynamoDB request, its state held in this container and stored with
+ * the object's next event from it (a provisioner's `ProvisioningSucceeded` after its `Provisioning`: one
+ * PutItem for both, conditional on absence; refused if another container wrote one meanwhile, which is then
+ * read). A repeat of that first event from elsewhere, or after 10 s, finds no state, decides a new Event,
+ * meets the one already created under the same name (409), and PATCHes it with its count+1; the state then
+ * learns the count. What the unsaved first event does not leave in the state is its spam token and its
+ * message in the aggregation window: at most one event more per object before the spam filter or the
+ * aggregation bites.
  *
  * **Order: state first, then the API call** (as the dedup path always did: its count+1 and the spam token were
  * written before the PATCH). The write is what makes the decision exclusive — its winner is the only container
@@ -41,7 +50,8 @@
  * names an Event that does not exist, so the next repeat PATCHes it, gets 404 and creates it under that name
  * with the right count (before, a crash after the create and before the state write made the repeat a second
  * Event instead). Concurrent PATCHes from two containers may reach the API server out of order (the lower
- * count last), as before.
+ * count last), as before. The one exception is a new object's first event, sent before its state is stored
+ * (above): two containers sending it at once create one Event (the same name) and the second counts into it.
  *
  * **Size:** every write drops aggregates whose window has passed and events past `validUntil`. Live event
  * entries are bounded by the spam filter (each new one takes a token: at most 25 + 3600 s / 300 s = 37 per
@@ -151,8 +161,8 @@ interface CorrelationItem {
 /** What the API server is sent once the decision is stored. */
 type Action =
   | { kind: 'drop' }
-  | { kind: 'create'; name: string; message: string }
-  | { kind: 'patch'; name: string; count: number; firstTimestamp: number; message: string };
+  | { kind: 'create'; name: string; message: string; key: string }
+  | { kind: 'patch'; name: string; count: number; firstTimestamp: number; message: string; key: string };
 
 interface Keys {
   pk: string;
@@ -180,7 +190,7 @@ export class KubeEventRecorder implements EventRecorder {
   readonly #now: () => number;
   readonly #onError: (error: unknown, event: { reason: string; message: string }) => void;
   /** The items this container wrote last, by pk (oldest first), standing in for a read for a while. */
-  readonly #written = new Map<string, { item: CorrelationItem; at: number }>();
+  readonly #written = new Map<string, { item: CorrelationItem; at: number; saved: boolean }>();
 
   constructor(options: KubeEventRecorderOptions) {
     const api = options.api;
@@ -230,12 +240,12 @@ export class KubeEventRecorder implements EventRecorder {
     };
     const created = meta.creationTimestamp instanceof Date ? meta.creationTimestamp.getTime() : Date.parse(String(meta.creationTimestamp ?? ''));
     const young = Number.isFinite(created) && now - created < NEW_OBJECT_MS;
-    const action = await this.#decide(keys, rawMessage, now, () => `${meta.name}.${eventNameSuffix(now)}`, young);
+    const action = await this.#decide(keys, rawMessage, now, (eventKey) => eventName(meta.name!, keys.pk, eventKey), young);
     if (action.kind === 'drop') return;
     const api = await this.#api();
     const event = { namespace, involvedObject, type, reason, message: action.message };
     if (action.kind === 'create') {
-      await this.#create(api, { ...event, name: action.name, count: 1, first: now, last: now });
+      if (!(await this.#create(api, { ...event, name: action.name, count: 1, first: now, last: now }))) await this.#merge(api, keys.pk, action, namespace, 1, now);
       return;
     }
     try {
@@ -244,7 +254,55 @@ export class KubeEventRecorder implements EventRecorder {
       if (!isNotFound(error)) throw error;
       // The Event expired or was deleted (or a crash came between the state and its create): create it again
       // under the same name (client-go does the same).
-      await this.#create(api, { ...event, name: action.name, count: action.count, first: action.firstTimestamp, last: now });
+      if (!(await this.#create(api, { ...event, name: action.name, count: action.count, first: action.firstTimestamp, last: now }))) {
+        await this.#merge(api, keys.pk, action, namespace, action.count, now);
+      }
+    }
+  }
+
+  /**
+   * A create found the Event already there (its name is the event key's, in every container): another
+   * container created it without state (a young object's first event, see {@link NEW_OBJECT_MS}), or the
+   * state lapsed while the Event lived on. The existing Event counts this one too (`count+1`, at least the
+   * count decided; a PATCH under its resourceVersion, read again on a conflict), and the state learns its
+   * count, so the next repeat goes on from it.
+   */
+  async #merge(api: CoreV1Api, pk: string, action: Extract<Action, { kind: 'create' | 'patch' }>, namespace: string, decided: number, now: number): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const existing = await api.readNamespacedEvent({ name: action.name, namespace });
+      const count = Math.max((existing.count ?? 1) + 1, decided);
+      try {
+        await this.#patch(api, action.name, namespace, { count, lastTimestamp: rfc3339(now), message: action.message, metadata: { resourceVersion: existing.metadata?.resourceVersion } });
+      } catch (error) {
+        if (statusCode(error) !== 409 || attempt >= MAX_ATTEMPTS) throw error;
+        continue;
+      }
+      const first = Date.parse(String(existing.firstTimestamp ?? ''));
+      await this.#learnCount(pk, action.key, count, Number.isFinite(first) ? first : now, now);
+      return;
+    }
+  }
+
+  /** Sets an event entry's count in the item this container wrote (or holds unsaved) for `pk`. */
+  async #learnCount(pk: string, eventKey: string, count: number, firstTimestamp: number, now: number): Promise<void> {
+    const known = this.#written.get(pk);
+    const entry = known?.item.events[eventKey];
+    if (!known || !entry) return;
+    const item: CorrelationItem = { ...known.item, events: { ...known.item.events, [eventKey]: { ...entry, count, firstTimestamp } } };
+    if (!known.saved) {
+      this.#remember(pk, item, known.at, false);
+      return;
+    }
+    item.version = known.item.version + 1;
+    try {
+      await this.#doc.send(
+        new PutCommand({ TableName: this.#table, Item: item, ConditionExpression: '#version = :version', ExpressionAttributeNames: { '#version': 'version' }, ExpressionAttributeValues: { ':version': known.item.version } }),
+      );
+      this.#remember(pk, item, now, true);
+    } catch (error) {
+      // Someone wrote since: their item wins (at worst the next repeat sends a lower count than the Event's).
+      this.#written.delete(pk);
+      if (!isConditionFailure(error)) throw error;
     }
   }
 
@@ -252,24 +310,31 @@ export class KubeEventRecorder implements EventRecorder {
    * Reads the (source, object) item, decides as client-go's EventCorrelator, and stores the outcome under the
    * item's version; on a lost race reads again and decides again.
    */
-  async #decide(keys: Keys, rawMessage: string, now: number, newName: () => string, young: boolean): Promise<Action> {
+  async #decide(keys: Keys, rawMessage: string, now: number, newName: (eventKey: string) => string, young: boolean): Promise<Action> {
     let guessed = false;
     for (let attempt = 1; ; attempt++) {
       // What this container wrote last for the object stands in for the read (a provisioner's Provisioning and
       // ProvisioningSucceeded, a binder's repeated waiting event): if anyone wrote since, the version
       // condition fails and the item is read. A young object this container never wrote for is taken to
-      // have no item (NEW_OBJECT_MS); a refused write then reads too.
+      // have no item (NEW_OBJECT_MS).
       const known = attempt === 1 ? this.#written.get(keys.pk) : undefined;
       let previous: CorrelationItem | undefined;
+      // Whether `previous` is stored (a version to condition on) or only held here (absence to condition on).
+      let stored: boolean;
       if (known && now - known.at < WRITTEN_MEMO_MS) {
         previous = known.item;
+        stored = known.saved;
       } else if (attempt === 1 && !known && young) {
-        guessed = true;
-        previous = undefined;
+        // The first event of a new object: created without state (see NEW_OBJECT_MS), held here until the
+        // object's next event from this container stores both.
+        const { item, action } = correlate(undefined, keys, rawMessage, now, newName);
+        this.#remember(keys.pk, item, now, false);
+        return action;
       } else {
         const { Item } = await this.#doc.send(new GetCommand({ TableName: this.#table, Key: { pk: keys.pk }, ConsistentRead: true }));
         // An item without `version` is not this layout's (or nothing at all): start afresh.
         previous = typeof Item?.version === 'number' ? (Item as CorrelationItem) : undefined;
+        stored = previous !== undefined;
       }
       const { item, action } = correlate(previous, keys, rawMessage, now, newName);
       try {
@@ -277,30 +342,31 @@ export class KubeEventRecorder implements EventRecorder {
           new PutCommand({
             TableName: this.#table,
             Item: item,
-            ConditionExpression: previous ? '#version = :version' : 'attribute_not_exists(#version)',
+            ConditionExpression: stored ? '#version = :version' : 'attribute_not_exists(#version)',
             ExpressionAttributeNames: { '#version': 'version' },
-            ExpressionAttributeValues: previous ? { ':version': previous.version } : undefined,
+            ExpressionAttributeValues: stored ? { ':version': previous!.version } : undefined,
           }),
         );
-        this.#remember(keys.pk, item, now);
+        this.#remember(keys.pk, item, now, true);
         return action;
       } catch (error) {
         this.#written.delete(keys.pk);
         if (!isConditionFailure(error)) throw error;
-        // A refused guess is not a race lost: it does not count against the attempts.
+        if (attempt === 1 && !stored && previous) guessed = true;
+        // A refused write of state held unsaved is not a race lost: it does not count against the attempts.
         if (attempt - (guessed ? 1 : 0) >= MAX_ATTEMPTS) throw new Error(`event state ${keys.pk} changed under ${MAX_ATTEMPTS} attempts in a row; event dropped`, { cause: error });
         await sleep(Math.random() * 5 * attempt);
       }
     }
   }
 
-  #remember(pk: string, item: CorrelationItem, now: number): void {
+  #remember(pk: string, item: CorrelationItem, now: number, saved: boolean): void {
     this.#written.delete(pk);
-    this.#written.set(pk, { item, at: now });
+    this.#written.set(pk, { item, at: now, saved });
     if (this.#written.size > WRITTEN_MEMO_ENTRIES) this.#written.delete(this.#written.keys().next().value!);
   }
 
-  async #patch(api: CoreV1Api, name: string, namespace: string, body: { count: number; lastTimestamp: Date; message: string }): Promise<void> {
+  async #patch(api: CoreV1Api, name: string, namespace: string, body: { count: number; lastTimestamp: Date; message: string; metadata?: { resourceVersion?: string } }): Promise<void> {
     const request = { name, namespace, body };
     try {
       await api.patchNamespacedEvent(request, setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch));
@@ -324,7 +390,7 @@ export class KubeEventRecorder implements EventRecorder {
       first: number;
       last: number;
     },
-  ): Promise<void> {
+  ): Promise<boolean> {
     const body: CoreV1Event = {
       apiVersion: 'v1',
       kind: 'Event',
@@ -342,8 +408,10 @@ export class KubeEventRecorder implements EventRecorder {
     };
     try {
       await api.createNamespacedEvent({ namespace: e.namespace, body });
+      return true;
     } catch (error) {
       if (!isAlreadyExists(error)) throw error;
+      return false;
     }
   }
 }
@@ -352,7 +420,7 @@ export class KubeEventRecorder implements EventRecorder {
  * client-go's EventCorrelator on one (source, object) item: aggregate (every event, dropped or not), then the
  * spam filter, then dedup. Returns the item to store (lapsed entries pruned) and what to send.
  */
-function correlate(previous: CorrelationItem | undefined, keys: Keys, rawMessage: string, now: number, newName: () => string): { item: CorrelationItem; action: Action } {
+function correlate(previous: CorrelationItem | undefined, keys: Keys, rawMessage: string, now: number, newName: (eventKey: string) => string): { item: CorrelationItem; action: Action } {
   // Aggregation: a window lives while its last event is at most AGGREGATE_INTERVAL_MS old.
   const aggregates = live(previous?.aggregates, (a) => a.lastTimestamp >= now - AGGREGATE_INTERVAL_MS);
   const window = aggregates[keys.aggregate];
@@ -378,11 +446,11 @@ function correlate(previous: CorrelationItem | undefined, keys: Keys, rawMessage
     const known = events[eventKey];
     if (known) {
       events[eventKey] = { ...known, count: known.count + 1 };
-      action = { kind: 'patch', name: known.name, count: known.count + 1, firstTimestamp: known.firstTimestamp, message };
+      action = { kind: 'patch', name: known.name, count: known.count + 1, firstTimestamp: known.firstTimestamp, message, key: eventKey };
     } else {
-      const name = newName();
+      const name = newName(eventKey);
       events[eventKey] = { name, count: 1, firstTimestamp: now, validUntil: now + EVENT_TTL_MS };
-      action = { kind: 'create', name, message };
+      action = { kind: 'create', name, message, key: eventKey };
     }
   }
   capEntries(aggregates, keys.aggregate, (a) => a.lastTimestamp);
@@ -418,13 +486,13 @@ function capEntries<T>(entries: Record<string, T>, current: string, rank: (entry
   for (const key of others.slice(0, excess)) delete entries[key];
 }
 
-let lastNanos = 0n;
-/** Hex unix nanoseconds, strictly increasing within the process (client-go: `%x` of `UnixNano()`). */
-export function eventNameSuffix(nowMs: number): string {
-  let nanos = BigInt(nowMs) * 1_000_000n + (process.hrtime.bigint() % 1_000_000n);
-  if (nanos <= lastNanos) nanos = lastNanos + 1n;
-  lastNanos = nanos;
-  return nanos.toString(16);
+/**
+ * An Event's name: `<involvedObject.name>.<16 hex digits>`, the shape of client-go's (`%x` of `UnixNano()`),
+ * but the digits are the hash of the (source, object) item and the event key, so every container names the
+ * same event alike and a second create of it meets the first (409) instead of making a twin.
+ */
+export function eventName(objectName: string, pk: string, eventKey: string): string {
+  return `${objectName}.${sha(`${pk}\u0000${eventKey}`).slice(0, 16)}`;
 }
 
 /**
