@@ -7,7 +7,8 @@
  * The first version waits for the second at most `deferMs`: the forwarder holds an untagged event only so
  * long for its tag (lib/forwarder/publisher.ts `ownWriteHoldMs`), so when the second write is slow (a busy
  * API server) the first is written back on its own after `deferMs`, as if there were no second write,
- * and the second still names it. A write-back never fails the sync: a failure costs the writer a message
+ * and the second still names it. While the container's recent second writes came later than `deferMs`
+ * (a {@link WriteGaps} average), a first version is written back at once instead of waiting in vain. A write-back never fails the sync: a failure costs the writer a message
  * of its own write (its event then goes out untagged), and is reported to `onError`.
  *
  * @example
@@ -23,14 +24,30 @@ export const DEFAULT_WRITE_BACK_DEFER_MS = 25;
 
 export type WriteBack = (kind: string, object: CacheableObject, earlier: string[]) => Promise<unknown>;
 
+/**
+ * How long a sync's next write of an object came after the previous one's answer, ms: an exponentially
+ * weighted average over the container's syncs (weight 0.2 for the newest).
+ */
+export class WriteGaps {
+  average = 0;
+  observe(gapMs: number): void {
+    this.average += 0.2 * (gapMs - this.average);
+  }
+}
+
+/** The container's: every sync's WriteBacks learns from the ones before it. */
+const containerGaps = new WriteGaps();
+
 interface Deferred {
   kind: string;
   object: CacheableObject;
   /** Versions of the object this sync wrote before `object`. */
   earlier: string[];
   timer?: ReturnType<typeof setTimeout>;
-  /** Written back alone already (its later write was slow). */
+  /** Written back alone already (its later write was slow, or expected to be). */
   sent: boolean;
+  /** When its write answered (epoch ms). */
+  at: number;
 }
 
 export class WriteBacks {
@@ -38,14 +55,21 @@ export class WriteBacks {
   readonly #deferMs: number;
   readonly #onError: (error: unknown, kind: string, object: CacheableObject) => void;
   readonly #deferred = new Map<string, Deferred>();
+  readonly #gaps: WriteGaps;
+  readonly #now: () => number;
   readonly #sending = new Set<Promise<void>>();
   /** Write-backs sent (PutItems), for tests and metrics. */
   sent = 0;
 
-  constructor(put: WriteBack, options: { deferMs?: number; onError?: (error: unknown, kind: string, object: CacheableObject) => void } = {}) {
+  constructor(
+    put: WriteBack,
+    options: { deferMs?: number; onError?: (error: unknown, kind: string, object: CacheableObject) => void; gaps?: WriteGaps; now?: () => number } = {},
+  ) {
     this.#put = put;
     this.#deferMs = options.deferMs ?? DEFAULT_WRITE_BACK_DEFER_MS;
     this.#onError = options.onError ?? (() => {});
+    this.#gaps = options.gaps ?? containerGaps;
+    this.#now = options.now ?? Date.now;
   }
 
   /**
@@ -54,21 +78,29 @@ export class WriteBacks {
    */
   async wrote(kind: string, object: CacheableObject, options: { more: boolean }): Promise<void> {
     const id = `${kind}/${cacheKey(object)}`;
+    const now = this.#now();
     const previous = this.#deferred.get(id);
     if (previous?.timer) clearTimeout(previous.timer);
+    if (previous) this.#gaps.observe(now - previous.at);
     const earlier = previous ? [...previous.earlier, String(previous.object.metadata?.resourceVersion ?? '0')] : [];
     if (!options.more) {
       this.#deferred.delete(id);
       await this.#send(kind, object, earlier);
       return;
     }
-    const entry: Deferred = { kind, object, earlier, sent: false };
+    const entry: Deferred = { kind, object, earlier, sent: false, at: now };
+    this.#deferred.set(id, entry);
+    if (this.#gaps.average > this.#deferMs) {
+      // The next write is not expected in time: written back now (and named again by the next one).
+      entry.sent = true;
+      await this.#send(kind, object, earlier);
+      return;
+    }
     entry.timer = setTimeout(() => {
       entry.timer = undefined;
       entry.sent = true;
       this.#track(this.#send(kind, object, earlier));
     }, this.#deferMs);
-    this.#deferred.set(id, entry);
   }
 
   /**

@@ -5,12 +5,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { WriteBacks } from '../../../lib/state/write-backs.ts';
+import { WriteBacks, WriteGaps } from '../../../lib/state/write-backs.ts';
 
 const claim = (rv: number, name = 'data') => ({ metadata: { name, namespace: 'app', resourceVersion: String(rv) } });
 const volume = (rv: number, name = 'pv-1') => ({ metadata: { name, resourceVersion: String(rv) } });
 
-function recording(options: { failOn?: string; deferMs?: number } = {}) {
+function recording(options: { failOn?: string; deferMs?: number; gaps?: WriteGaps } = {}) {
   const puts: string[] = [];
   const errors: string[] = [];
   const backs = new WriteBacks(
@@ -19,7 +19,7 @@ function recording(options: { failOn?: string; deferMs?: number } = {}) {
       if (options.failOn && id.startsWith(options.failOn)) throw new Error('throttled');
       puts.push(id);
     },
-    { deferMs: options.deferMs ?? 60_000, onError: (error, kind, object) => errors.push(`${kind} ${object.metadata?.name}: ${String(error)}`) },
+    { deferMs: options.deferMs ?? 60_000, gaps: options.gaps ?? new WriteGaps(), onError: (error, kind, object) => errors.push(`${kind} ${object.metadata?.name}: ${String(error)}`) },
   );
   return { backs, puts, errors };
 }
@@ -53,6 +53,28 @@ describe('WriteBacks', () => {
     await backs.wrote('PersistentVolume', volume(32), { more: false });
     await backs.settle();
     assert.deepEqual(puts, ['PersistentVolume pv-1@31', 'PersistentVolume pv-1@32 earlier 31']);
+  });
+
+  test('while second writes have come later than deferMs, a first version is written back at once; quick ones bring the waiting back', async () => {
+    const gaps = new WriteGaps();
+    const { backs, puts } = recording({ deferMs: 5, gaps });
+    for (const rv of [61, 63, 65]) {
+      await backs.wrote('PersistentVolume', volume(rv), { more: true });
+      await sleep(40); // a slow second write
+      await backs.wrote('PersistentVolume', volume(rv + 1), { more: false });
+    }
+    assert.ok(gaps.average > 5, `learnt: ${gaps.average}`);
+    puts.length = 0;
+    await backs.wrote('PersistentVolumeClaim', claim(71), { more: true });
+    assert.deepEqual(puts, ['PersistentVolumeClaim data@71'], 'written back at once, not after deferMs');
+    await backs.wrote('PersistentVolumeClaim', claim(72), { more: false });
+    assert.deepEqual(puts, ['PersistentVolumeClaim data@71', 'PersistentVolumeClaim data@72 earlier 71']);
+    for (let i = 0; i < 30; i++) gaps.observe(1);
+    puts.length = 0;
+    await backs.wrote('PersistentVolumeClaim', claim(73), { more: true });
+    await backs.wrote('PersistentVolumeClaim', claim(74), { more: false });
+    await backs.settle();
+    assert.deepEqual(puts, ['PersistentVolumeClaim data@74 earlier 73'], 'waiting again');
   });
 
   test('a later write that failed (or never came): settle writes back the version that waited for it', async () => {
