@@ -719,6 +719,14 @@ async function publishLagBuckets(forwarder: Forwarder | undefined): Promise<Map<
   return out;
 }
 
+/** The forwarder's own-write holds by how they ended (tagged, superseded, untagged, full), summed over kinds. */
+async function heldOutcomes(forwarder: Forwarder | undefined): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  if (!forwarder) return out;
+  for (const v of (await forwarder.metrics.held.get()).values) out[String(v.labels.outcome)] = (out[String(v.labels.outcome)] ?? 0) + v.value;
+  return out;
+}
+
 /** The upper bound (ms) of the bucket holding the p-th percentile of what was observed between two snapshots. */
 function bucketPercentile(before: Map<number, number>, after: Map<number, number>, p: number): number {
   const bounds = [...after.keys()].sort((a, b) => a - b);
@@ -745,6 +753,7 @@ export async function runBurst(
       if (!(e.type === 'ADDED' && e.resource === '/persistentvolumeclaims')) writesApplied.push(performance.now());
     });
     const lagBefore = await publishLagBuckets(bench.forwarder);
+    const heldBefore = await heldOutcomes(bench.forwarder);
     const started = performance.now();
     await pool(names, options.concurrency, (name, i) => bench.createClaim(tracker, name, specFor(name, i)));
     const createdIn = performance.now() - started;
@@ -759,6 +768,10 @@ export async function runBurst(
     const stages = claimStages(bench.deliveries.slice(before.deliveryIndex), tracker, names);
     stages.forwarderSeenToPublished = bucketPercentile(lagBefore, await publishLagBuckets(bench.forwarder), 50);
     const figures = measure(bench, before, after, { operations: boundCount || names.length, latencies: tracker.latencies(names), elapsedMs: lastBound - started, complete });
+    const heldAfter = await heldOutcomes(bench.forwarder);
+    const operations = boundCount || names.length;
+    // Events the forwarder held for their writer's tag, per operation, by how each hold ended.
+    const forwarderHeldPerOp = Object.fromEntries(Object.entries(heldAfter).map(([outcome, n]) => [outcome, round((n - (heldBefore[outcome] ?? 0)) / operations)]));
     return {
       claims: names.length,
       bound: boundCount,
@@ -767,6 +780,7 @@ export async function runBurst(
       settled,
       ...figures,
       stagesP50Ms: stages,
+      forwarderHeldPerOp,
       emulatorPeakRequestsPerSecond: peak.peakRequestsPerSecond,
       apiBudget: {
         ...(figures.apiBudget as Record<string, unknown>),
