@@ -118,6 +118,8 @@ interface Slot {
   item: PublishItem;
   /** The message group of its event (none for a pure progress marker). */
   group?: string;
+  /** When its event was seen (the item's `seenAt`, else when it was enqueued), epoch ms. */
+  seenAt: number;
   state: 'waiting' | 'taken' | 'done';
 }
 
@@ -210,9 +212,10 @@ export class EventPublisher {
     }
     if (this.#abort.signal.aborted || signal?.aborted) return;
     const group = item.event ? messageGroupId(item.event.cluster, item.event.kind, item.event.key) : undefined;
-    if (group !== undefined) this.#countIn(group, item.seenAt ?? Date.now());
+    const seenAt = item.seenAt ?? Date.now();
+    if (group !== undefined) this.#countIn(group, seenAt);
     // A pure progress marker has nothing to publish: it is done, and leaves in its turn.
-    this.#queue.push({ item, group, state: group === undefined ? 'done' : 'waiting' });
+    this.#queue.push({ item, group, seenAt, state: group === undefined ? 'done' : 'waiting' });
     this.#enqueued++;
     this.#options.metrics.queueDepth.set(this.#queue.length);
     this.#signal();
@@ -305,11 +308,12 @@ export class EventPublisher {
     if (state && --state.unsent <= 0) this.#groups.delete(group);
   }
 
-  /** When a held event of `group` goes out untagged at the latest: its group's window, opened now if not yet. */
-  #holdUntil(group: string, holdMs: number): number {
-    let state = this.#groups.get(group);
-    if (!state) this.#groups.set(group, (state = { unsent: 1 }));
-    if (state.holdUntil === undefined) {
+  /** When a held event goes out untagged at the latest: its group's window, opened now if not yet. */
+  #holdUntil(slot: Slot, holdMs: number): number {
+    let state = this.#groups.get(slot.group!);
+    if (!state) this.#groups.set(slot.group!, (state = { unsent: 1 }));
+    // A version seen after the group's last window ended (its group busy all along) opens a new one.
+    if (state.holdUntil === undefined || (state.holdUntil <= Date.now() && slot.seenAt > state.holdUntil)) {
       state.holdStart = Date.now();
       state.holdUntil = state.holdStart + holdMs;
     }
@@ -341,7 +345,7 @@ export class EventPublisher {
             this.#countOut(slot.group!);
           }
         };
-        const task = this.#publish(batch, signal, (held) => {
+        const task = this.#publish(batch, signal, finish, (held) => {
           const holding = held.then(finish);
           this.#holding.add(holding);
           void holding.finally(() => {
@@ -454,7 +458,7 @@ export class EventPublisher {
    * Reviews a batch and sends what is settled; returns the slots it sent. Events to hold for their writer's
    * tag go to `onHold` as a promise of their slots, resolved once they are sent.
    */
-  async #publish(batch: Slot[], signal: AbortSignal, onHold: (held: Promise<Slot[]>) => void): Promise<Slot[]> {
+  async #publish(batch: Slot[], signal: AbortSignal, finish: (sent: Slot[]) => void, onHold: (held: Promise<Slot[]>) => void): Promise<Slot[]> {
     const reviewed = await this.#review(batch.filter((slot) => slot.item.event));
     const holdMs = this.#options.ownWriteHoldMs ?? 0;
     const untagged = holdMs > 0 ? reviewed.filter((r) => r.untagged) : [];
@@ -465,19 +469,34 @@ export class EventPublisher {
     if (held.length > 0) {
       this.#held += held.length;
       const slots = held.map((r) => r.slot);
-      onHold(this.#hold(slots, holdMs, signal).finally(() => (this.#held -= slots.length)).then(() => slots));
+      onHold(this.#hold(slots, holdMs, signal, finish).finally(() => (this.#held -= slots.length)));
     }
     const heldSlots = new Set(held.map((r) => r.slot));
     await this.#send(reviewed.filter((r) => !heldSlots.has(r.slot)).map((r) => r.slot.item), signal);
     return batch.filter((slot) => !heldSlots.has(slot));
   }
 
-  /** Looks at held events again until their writer tags them or the hold is over, sending each when settled. */
-  async #hold(slots: Slot[], holdMs: number, signal: AbortSignal): Promise<void> {
+  /**
+   * Looks at held events again until their writer tags them or the hold is over, sending each when settled
+   * and handing it to `finish` once sent (its group is free then, whatever the others' holds). Resolves to
+   * the slots it did not send (a discard, or the stop).
+   */
+  async #hold(slots: Slot[], holdMs: number, signal: AbortSignal, finish: (sent: Slot[]) => void): Promise<Slot[]> {
     // Each event until its group's window ends (GroupState: newer versions seen meanwhile extend it).
-    const until = (slot: Slot) => this.#holdUntil(slot.group!, holdMs);
+    const until = (slot: Slot) => this.#holdUntil(slot, holdMs);
     const lookMs = Math.max(1, this.#options.ownWriteLookMs ?? 25);
     const sends: Array<Promise<void>> = [];
+    const sent = new Set<Slot>();
+    const send = (batch: Slot[]) => {
+      if (batch.length === 0) return;
+      sends.push(
+        this.#send(batch.map((slot) => slot.item), signal).then(() => {
+          if (signal.aborted) return; // not sent: the stop marks them
+          for (const slot of batch) sent.add(slot);
+          finish(batch);
+        }),
+      );
+    };
     let waiting = slots;
     while (waiting.length > 0 && !signal.aborted) {
       // A replica that lost its lease sends nothing more (its successor re-derives these from its bookmark).
@@ -486,7 +505,7 @@ export class EventPublisher {
       const over = waiting.filter((slot) => until(slot) <= now);
       if (over.length > 0) {
         for (const slot of over) this.#options.metrics.held.inc({ kind: slot.item.event!.kind, outcome: 'untagged' });
-        sends.push(this.#send(over.map((slot) => slot.item), signal));
+        send(over);
         waiting = waiting.filter((slot) => !over.includes(slot));
         if (waiting.length === 0) break;
       }
@@ -495,17 +514,18 @@ export class EventPublisher {
       if (this.#discarded) break;
       const reviewed = await this.#review(waiting);
       if (this.#discarded) break;
-      const settled = reviewed.filter((r) => !r.untagged).map((r) => r.slot.item);
-      for (const item of settled) this.#options.metrics.held.inc({ kind: item.event!.kind, outcome: item.event!.writer ? 'tagged' : 'superseded' });
-      if (settled.length > 0) sends.push(this.#send(settled, signal));
+      const settled = reviewed.filter((r) => !r.untagged).map((r) => r.slot);
+      for (const slot of settled) this.#options.metrics.held.inc({ kind: slot.item.event!.kind, outcome: slot.item.event!.writer ? 'tagged' : 'superseded' });
+      send(settled);
       waiting = reviewed.filter((r) => r.untagged).map((r) => r.slot);
     }
     if (!this.#discarded) {
       for (const slot of waiting) this.#options.metrics.held.inc({ kind: slot.item.event!.kind, outcome: 'untagged' });
-      sends.push(this.#send(waiting.map((slot) => slot.item), signal));
+      send(waiting);
     }
-    // Sends already under way finish before the slots are freed.
+    // Sends already under way finish before the rest is handed back.
     await Promise.all(sends);
+    return slots.filter((slot) => !sent.has(slot));
   }
 
   async #send(items: PublishItem[], signal: AbortSignal): Promise<void> {

@@ -20,8 +20,9 @@
  *   they come from the deletion, the API server's own finalizers and at most one controller write (the
  *   provisioner's finalizer patch after its DELETE, written back), and holding them would slow every
  *   deletion down to save that one message;
- * - anything else → unchanged. Every version still reaches every subscriber that did not write it (no
- *   coalescing: a newer cached version does not drop an older event).
+ * - anything else → unchanged. The review drops nothing: every version it is given reaches every
+ *   subscriber that did not write it (the reflector has already left out a version older than the entry
+ *   its own cache write found, reflector.ts).
  * A failed read changes nothing: the events go out as they are (at worst a controller sees its own write).
  */
 import type { ClusterEvent } from '../runtime/message.ts';

@@ -25,8 +25,9 @@
  * 1 h event TTL), `version` (the optimistic lock) and `expiresAt` (TTL, epoch s: when every part of it has
  * lapsed, i.e. a missing item means the same as this one).
  *
- * **At most two DynamoDB requests per event:** a consistent GetItem, then the decision client-go's correlator
- * makes (aggregate, spam filter, dedup) computed in memory, then one PutItem conditional on `version`
+ * **Two DynamoDB requests per event at most, but for a merge (below):** a consistent GetItem, then the
+ * decision client-go's correlator makes (aggregate, spam filter, dedup) computed in memory, then one
+ * PutItem conditional on `version`
  * (`attribute_not_exists` for the first). A lost race (ConditionalCheckFailed) re-reads and decides again, a
  * bounded number of times; nothing has been sent to the API server yet, so no API call is ever repeated.
  * The item this container wrote last for an object stands in for the read for 10 s (one PutItem per event
@@ -37,10 +38,11 @@
  * the object's next event from it (a provisioner's `ProvisioningSucceeded` after its `Provisioning`: one
  * PutItem for both, conditional on absence; refused if another container wrote one meanwhile, which is then
  * read). A repeat of that first event from elsewhere, or after 10 s, finds no state, decides a new Event,
- * meets the one already created under the same name (409), and PATCHes it with its count+1; the state then
- * learns the count. What the unsaved first event does not leave in the state is its spam token and its
- * message in the aggregation window: at most one event more per object before the spam filter or the
- * aggregation bites.
+ * meets the one already created under the same name (409), reads it and PATCHes it with its count+1 under
+ * its resourceVersion, and stores that count (a merge: one more PutItem, conditional like the others, a
+ * higher stored count winning), so every container's next repeat goes on from it. What an unsaved first
+ * event does not leave in the state is its spam token and its message in the aggregation window: at most
+ * one event more per object and container before the spam filter or the aggregation bites.
  *
  * **Order: state first, then the API call** (as the dedup path always did: its count+1 and the spam token were
  * written before the PATCH). The write is what makes the decision exclusive — its winner is the only container
@@ -106,9 +108,10 @@ const WRITTEN_MEMO_ENTRIES = 500;
 const MAX_ATTEMPTS = 10;
 /**
  * An object created less than this long ago, whose item this container has not written, is taken to have
- * no item yet (its first event: a provisioner's `Provisioning`, a binder's `ExternalProvisioning`): the
- * write goes without the read, conditional on absence. If another container did write it, the write is
- * refused and the item is read, as after any lost race.
+ * no item yet (its first event: a provisioner's `Provisioning`, a binder's `ExternalProvisioning`): that
+ * event is sent without a read or a write, and its state held in the container until the object's next
+ * event from it stores both (conditional on absence; if another container stored one meanwhile, the write
+ * is refused and the item is read, as after any lost race).
  */
 const NEW_OBJECT_MS = 60_000;
 
@@ -179,7 +182,10 @@ const entryKey = (value: string): string => sha(value).slice(0, 32);
 const rfc3339 = (ms: number): Date => new Date(Math.floor(ms / 1000) * 1000);
 const isConditionFailure = (error: unknown): boolean => (error as { name?: string }).name === 'ConditionalCheckFailedException';
 
-/** The recorder. One per (cluster, component) is enough; it holds no per-event memory. */
+/**
+ * The recorder. One per (cluster, component) is enough; it remembers the items it wrote last (and a new
+ * object's first event, until its next one stores it), at most {@link WRITTEN_MEMO_ENTRIES}.
+ */
 export class KubeEventRecorder implements EventRecorder {
   readonly #api: () => Promise<CoreV1Api>;
   readonly #component: string;
@@ -278,31 +284,62 @@ export class KubeEventRecorder implements EventRecorder {
         continue;
       }
       const first = Date.parse(String(existing.firstTimestamp ?? ''));
-      await this.#learnCount(pk, action.key, count, Number.isFinite(first) ? first : now, now);
+      await this.#learnCount(pk, action.key, { name: action.name, count, firstTimestamp: Number.isFinite(first) ? first : now }, now);
       return;
     }
   }
 
-  /** Sets an event entry's count in the item this container wrote (or holds unsaved) for `pk`. */
-  async #learnCount(pk: string, eventKey: string, count: number, firstTimestamp: number, now: number): Promise<void> {
-    const known = this.#written.get(pk);
-    const entry = known?.item.events[eventKey];
-    if (!known || !entry) return;
-    const item: CorrelationItem = { ...known.item, events: { ...known.item.events, [eventKey]: { ...entry, count, firstTimestamp } } };
-    if (!known.saved) {
-      this.#remember(pk, item, known.at, false);
-      return;
-    }
-    item.version = known.item.version + 1;
-    try {
-      await this.#doc.send(
-        new PutCommand({ TableName: this.#table, Item: item, ConditionExpression: '#version = :version', ExpressionAttributeNames: { '#version': 'version' }, ExpressionAttributeValues: { ':version': known.item.version } }),
-      );
-      this.#remember(pk, item, now, true);
-    } catch (error) {
-      // Someone wrote since: their item wins (at worst the next repeat sends a lower count than the Event's).
-      this.#written.delete(pk);
-      if (!isConditionFailure(error)) throw error;
+  /**
+   * Stores what a merge learnt: the event key's Event and its count, at least `count` (a higher stored
+   * count wins). Written whatever this container held unsaved, so that every container's next repeat
+   * goes on from it: conditional on the version read (on absence when nothing is stored), read again on a
+   * lost race.
+   */
+  async #learnCount(pk: string, eventKey: string, learnt: { name: string; count: number; firstTimestamp: number }, now: number): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const known = attempt === 1 ? this.#written.get(pk) : undefined;
+      let previous: CorrelationItem | undefined;
+      let stored: boolean;
+      if (known && now - known.at < WRITTEN_MEMO_MS) {
+        previous = known.item;
+        stored = known.saved;
+      } else {
+        const { Item } = await this.#doc.send(new GetCommand({ TableName: this.#table, Key: { pk }, ConsistentRead: true }));
+        previous = typeof Item?.version === 'number' ? (Item as CorrelationItem) : undefined;
+        stored = previous !== undefined;
+      }
+      const current = previous?.events[eventKey];
+      const entry: EventEntry = {
+        name: learnt.name,
+        count: Math.max(learnt.count, current?.name === learnt.name ? current.count : 0),
+        firstTimestamp: current?.name === learnt.name ? current.firstTimestamp : learnt.firstTimestamp,
+        // The PATCH renewed the Event's TTL.
+        validUntil: now + EVENT_TTL_MS,
+      };
+      const base: CorrelationItem = previous ?? { pk, version: 0, tokens: SPAM_BURST, updatedAt: now, aggregates: {}, events: {}, expiresAt: 0 };
+      const item: CorrelationItem = {
+        ...base,
+        version: stored ? base.version + 1 : Math.max(1, base.version),
+        events: { ...base.events, [eventKey]: entry },
+        expiresAt: Math.max(base.expiresAt, Math.ceil(entry.validUntil / 1000)),
+      };
+      try {
+        await this.#doc.send(
+          new PutCommand({
+            TableName: this.#table,
+            Item: item,
+            ConditionExpression: stored ? '#version = :version' : 'attribute_not_exists(#version)',
+            ExpressionAttributeNames: { '#version': 'version' },
+            ExpressionAttributeValues: stored ? { ':version': base.version } : undefined,
+          }),
+        );
+        this.#remember(pk, item, now, true);
+        return;
+      } catch (error) {
+        this.#written.delete(pk);
+        if (!isConditionFailure(error) || attempt >= MAX_ATTEMPTS) throw error;
+        await sleep(Math.random() * 5 * attempt);
+      }
     }
   }
 

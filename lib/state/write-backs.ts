@@ -81,7 +81,8 @@ export class WriteBacks {
     const now = this.#now();
     const previous = this.#deferred.get(id);
     if (previous?.timer) clearTimeout(previous.timer);
-    if (previous) this.#gaps.observe(now - previous.at);
+    // Clamped: one outlier (a throttled call) must not stop the waiting for long.
+    if (previous) this.#gaps.observe(Math.min(now - previous.at, 4 * this.#deferMs));
     const earlier = previous ? [...previous.earlier, String(previous.object.metadata?.resourceVersion ?? '0')] : [];
     if (!options.more) {
       this.#deferred.delete(id);
@@ -91,9 +92,9 @@ export class WriteBacks {
     const entry: Deferred = { kind, object, earlier, sent: false, at: now };
     this.#deferred.set(id, entry);
     if (this.#gaps.average > this.#deferMs) {
-      // The next write is not expected in time: written back now (and named again by the next one).
+      // The next write is not expected in time: written back now, beside it (and named again by it).
       entry.sent = true;
-      await this.#send(kind, object, earlier);
+      this.#track(this.#send(kind, object, earlier));
       return;
     }
     entry.timer = setTimeout(() => {

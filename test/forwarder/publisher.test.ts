@@ -394,6 +394,84 @@ describe('EventPublisher against fauxqs', () => {
       assert.ok(state.looks <= holdMs / lookMs + 6, `one hold's looks (${state.looks}), not three (${(3 * holdMs) / lookMs})`);
     });
 
+    it('a version seen after its group’s window ended (the group busy all along) gets a window of its own', async () => {
+      const { sns, sent } = recordingSns();
+      // held@900's publish waits at the topic until released: the group still has it unsent when 901 comes.
+      let release!: () => void;
+      const blocked = new Promise<void>((resolve) => (release = resolve));
+      let atTopic = false;
+      sns.middlewareStack.add(
+        (next) => async (args: any) => {
+          if (args.input.PublishBatchRequestEntries.some((e: any) => JSON.parse(e.Message).resourceVersion === '900')) {
+            atTopic = true;
+            await blocked;
+          }
+          return next(args);
+        },
+        { step: 'initialize', name: 'blockFirst' },
+      );
+      const metrics = new ForwarderMetrics();
+      const state: { tag?: string; looks: number } = { looks: 0 };
+      const publisher = new EventPublisher({ sns, topicArn: messaging.topicArn, metrics, review: fakeReview(state), ownWriteHoldMs: 200, ownWriteLookMs: 10 });
+      publisher.start();
+      await publisher.enqueue({ event: pv('held', 900) });
+      const wait = async (check: () => boolean, what: string) => {
+        const deadline = Date.now() + 20_000;
+        while (!check()) {
+          if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+      };
+      await wait(() => atTopic, 'held@900 sent untagged after its window (and stuck at the topic)');
+      // Past the most a window can be extended (3 holds from its opening), the group still busy with 900.
+      await new Promise((resolve) => setTimeout(resolve, 3 * 200 + 100));
+      await publisher.enqueue({ event: pv('held', 901) });
+      release();
+      await wait(() => sent.some((e) => e.id === 'held@900'), 'held@900 published');
+      const looks = state.looks;
+      await wait(() => state.looks >= looks + 2, 'held@901 looked at again: held, not sent at once');
+      assert.deepEqual(sent.map((e) => e.id), ['held@900'], 'held@901 held in a window of its own');
+      state.tag = 'binder';
+      await publisher.flush();
+      await publisher.stop();
+      sns.destroy();
+      assert.deepEqual(sent, [{ id: 'held@900', writer: undefined }, { id: 'held@901', writer: 'binder' }]);
+    });
+
+    it('a held event’s group is free once it is sent, while the other events of its hold still wait', async () => {
+      const { sns, sent } = recordingSns();
+      const metrics = new ForwarderMetrics();
+      const tags = new Map<string, string>();
+      let looks = 0;
+      // `a` and `b` are cached untagged until their tag is set.
+      const review: EventReview = async (events) => {
+        looks++;
+        return events.map((e) => (tags.has(e.key) ? { event: { ...e, writer: tags.get(e.key) } } : { event: e, untagged: true as const }));
+      };
+      const publisher = new EventPublisher({ sns, topicArn: messaging.topicArn, metrics, review, ownWriteHoldMs: 60_000, ownWriteLookMs: 5, maxInFlight: 1 });
+      await publisher.enqueue({ event: pv('a', 910) });
+      await publisher.enqueue({ event: pv('b', 911) });
+      publisher.start();
+      const wait = async (check: () => boolean, what: string) => {
+        const deadline = Date.now() + 20_000;
+        while (!check()) {
+          if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+      };
+      await wait(() => looks >= 2, 'both held, in one hold');
+      tags.set('a', 'binder');
+      await wait(() => sent.some((e) => e.id === 'a@910'), 'a@910 sent once tagged');
+      await publisher.enqueue({ event: pv('a', 912) });
+      await wait(() => sent.some((e) => e.id === 'a@912'), 'a’s next version sent while b is still held');
+      assert.deepEqual(sent.map((e) => e.id), ['a@910', 'a@912']);
+      tags.set('b', 'provisioner');
+      await publisher.flush();
+      await publisher.stop();
+      sns.destroy();
+      assert.deepEqual(sent.map((e) => `${e.id} ${e.writer}`), ['a@910 binder', 'a@912 binder', 'b@911 provisioner']);
+    });
+
     it('sends a held event untagged when the hold runs out (a user’s write)', async () => {
       const { sns, sent } = recordingSns();
       const metrics = new ForwarderMetrics();

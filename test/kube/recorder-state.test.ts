@@ -354,29 +354,51 @@ describe('KubeEventRecorder state: one item per (source, object), two requests p
       'the state names the Events that were created',
     );
 
-    // Two containers send the same first event: one Event (the same name), the second counts into it.
+    // Two containers send the same first event: one Event (the same name); the second counts into it and
+    // stores the count it sent.
     const logged = logging(api);
     const other = recorder(db.doc, logged.api);
     const mine = recorder(counted.doc, logged.api);
+    const stateCounts = async () => Object.values((await itemOf(young('shared'))).events).map((e) => e.count);
     clock += 1000;
     await other.event(young('shared'), 'Normal', 'Provisioning', 'provisioning "default/shared"');
     clock += 1000;
     await mine.event(young('shared'), 'Normal', 'Provisioning', 'provisioning "default/shared"');
-    assert.deepEqual(counted.take(), {}, 'neither stored anything');
+    assert.deepEqual(counted.take(), { PutCommand: 1 }, 'the merge stores its count');
     assert.deepEqual(logged.sent.map((x) => [x.verb, x.count]), [['create', 1], ['create', 1], ['patch', 2]], 'the second create met the first and patched it');
     assert.deepEqual((await eventsOf('shared')).map((e) => e.count), [2]);
+    assert.deepEqual(await stateCounts(), [2]);
 
-    // After this container's memory of it lapsed, a repeat finds no state: it decides a new Event, meets the
-    // one there, counts into it, and the state learns the count; the next repeat goes on from it.
+    // A third container does the same; the first, repeating within 10 s, finds its unsaved state refused,
+    // reads, and counts on: no count is sent twice, none goes back.
+    clock += 1000;
+    await recorder(db.doc, logged.api).event(young('shared'), 'Normal', 'Provisioning', 'provisioning "default/shared"');
+    clock += 1000;
+    await other.event(young('shared'), 'Normal', 'Provisioning', 'provisioning "default/shared"');
+    assert.deepEqual(logged.sent.map((x) => x.count), [1, 1, 2, 1, 3, 4]);
+    assert.deepEqual((await eventsOf('shared')).map((e) => e.count), [4]);
+    assert.deepEqual(await stateCounts(), [4]);
+
+    // After its memory lapsed, a container reads the stored state and goes on from it.
     clock += 11_000;
     await mine.event(young('shared'), 'Normal', 'Provisioning', 'provisioning "default/shared"');
-    assert.deepEqual(counted.take(), { GetCommand: 1, PutCommand: 2 }, 'read, decide, and learn the count');
-    assert.deepEqual((await eventsOf('shared')).map((e) => e.count), [3]);
-    assert.deepEqual(Object.values((await itemOf(young('shared'))).events).map((e) => e.count), [3]);
+    assert.deepEqual(counted.take(), { GetCommand: 1, PutCommand: 1 });
     clock += 1000;
     await mine.event(young('shared'), 'Normal', 'Provisioning', 'provisioning "default/shared"');
     assert.deepEqual(counted.take(), { PutCommand: 1 });
-    assert.deepEqual((await eventsOf('shared')).map((e) => e.count), [4]);
+    assert.deepEqual((await eventsOf('shared')).map((e) => e.count), [6]);
+    assert.deepEqual(await stateCounts(), [6]);
+
+    // A repeat of a first event nobody stored, from a container whose memory of it lapsed: it reads (nothing),
+    // decides a new Event, meets it, counts into it and stores the count.
+    const lonely = recorder(counted.doc);
+    clock += 1000;
+    await lonely.event(young('lone'), 'Normal', 'Provisioning', 'provisioning "default/lone"');
+    clock += 11_000;
+    await lonely.event(young('lone'), 'Normal', 'Provisioning', 'provisioning "default/lone"');
+    assert.deepEqual(counted.take(), { GetCommand: 1, PutCommand: 2 }, 'read, decide, store the merged count');
+    assert.deepEqual((await eventsOf('lone')).map((e) => e.count), [2]);
+    assert.deepEqual(Object.values((await itemOf(young('lone'))).events).map((e) => e.count), [2]);
 
     // An object older than a minute is read first, as before.
     const old = claimNamed('old');

@@ -77,6 +77,21 @@ describe('WriteBacks', () => {
     assert.deepEqual(puts, ['PersistentVolumeClaim data@74 earlier 73'], 'waiting again');
   });
 
+  test('one slow second write (a throttled call) does not stop the waiting: gaps count at most 4 × deferMs', async () => {
+    const gaps = new WriteGaps();
+    gaps.average = 1;
+    let clock = 0;
+    const puts: string[] = [];
+    const backs = new WriteBacks(async (kind, object) => void puts.push(`${object.metadata?.resourceVersion}`), { deferMs: 5, gaps, now: () => clock });
+    await backs.wrote('PersistentVolume', volume(81), { more: true });
+    clock += 10_000;
+    await backs.wrote('PersistentVolume', volume(82), { more: false });
+    assert.ok(gaps.average <= 5, `clamped: ${gaps.average}`);
+    await backs.wrote('PersistentVolume', volume(83, 'pv-2'), { more: true });
+    assert.deepEqual(puts, ['82'], 'pv-2 waits for its next write');
+    await backs.settle();
+  });
+
   test('a later write that failed (or never came): settle writes back the version that waited for it', async () => {
     const { backs, puts } = recording();
     await backs.wrote('PersistentVolumeClaim', claim(41), { more: true });
