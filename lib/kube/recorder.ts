@@ -304,8 +304,7 @@ export class KubeEventRecorder implements EventRecorder {
         previous = known.item;
         stored = known.saved;
       } else {
-        const { Item } = await this.#doc.send(new GetCommand({ TableName: this.#table, Key: { pk }, ConsistentRead: true }));
-        previous = typeof Item?.version === 'number' ? (Item as CorrelationItem) : undefined;
+        previous = await this.#read(pk);
         stored = previous !== undefined;
       }
       const current = previous?.events[eventKey];
@@ -324,15 +323,7 @@ export class KubeEventRecorder implements EventRecorder {
         expiresAt: Math.max(base.expiresAt, Math.ceil(entry.validUntil / 1000)),
       };
       try {
-        await this.#doc.send(
-          new PutCommand({
-            TableName: this.#table,
-            Item: item,
-            ConditionExpression: stored ? '#version = :version' : 'attribute_not_exists(#version)',
-            ExpressionAttributeNames: { '#version': 'version' },
-            ExpressionAttributeValues: stored ? { ':version': base.version } : undefined,
-          }),
-        );
+        await this.#store(item, stored ? base.version : undefined);
         this.#remember(pk, item, now, true);
         return;
       } catch (error) {
@@ -368,22 +359,12 @@ export class KubeEventRecorder implements EventRecorder {
         this.#remember(keys.pk, item, now, false);
         return action;
       } else {
-        const { Item } = await this.#doc.send(new GetCommand({ TableName: this.#table, Key: { pk: keys.pk }, ConsistentRead: true }));
-        // An item without `version` is not this layout's (or nothing at all): start afresh.
-        previous = typeof Item?.version === 'number' ? (Item as CorrelationItem) : undefined;
+        previous = await this.#read(keys.pk);
         stored = previous !== undefined;
       }
       const { item, action } = correlate(previous, keys, rawMessage, now, newName);
       try {
-        await this.#doc.send(
-          new PutCommand({
-            TableName: this.#table,
-            Item: item,
-            ConditionExpression: stored ? '#version = :version' : 'attribute_not_exists(#version)',
-            ExpressionAttributeNames: { '#version': 'version' },
-            ExpressionAttributeValues: stored ? { ':version': previous!.version } : undefined,
-          }),
-        );
+        await this.#store(item, stored ? previous!.version : undefined);
         this.#remember(keys.pk, item, now, true);
         return action;
       } catch (error) {
@@ -395,6 +376,25 @@ export class KubeEventRecorder implements EventRecorder {
         await sleep(Math.random() * 5 * attempt);
       }
     }
+  }
+
+  /** The stored (source, object) item, read consistently; an item without `version` is not this layout's (or nothing at all). */
+  async #read(pk: string): Promise<CorrelationItem | undefined> {
+    const { Item } = await this.#doc.send(new GetCommand({ TableName: this.#table, Key: { pk }, ConsistentRead: true }));
+    return typeof Item?.version === 'number' ? (Item as CorrelationItem) : undefined;
+  }
+
+  /** Writes `item` if the stored one is still at `version` (absent: if none is stored). */
+  async #store(item: CorrelationItem, version: number | undefined): Promise<void> {
+    await this.#doc.send(
+      new PutCommand({
+        TableName: this.#table,
+        Item: item,
+        ConditionExpression: version !== undefined ? '#version = :version' : 'attribute_not_exists(#version)',
+        ExpressionAttributeNames: { '#version': 'version' },
+        ExpressionAttributeValues: version !== undefined ? { ':version': version } : undefined,
+      }),
+    );
   }
 
   #remember(pk: string, item: CorrelationItem, now: number, saved: boolean): void {

@@ -309,6 +309,14 @@ describe('EventPublisher against fauxqs', () => {
       state.looks++;
       return events.map((e) => (e.key !== 'held' ? { event: e } : state.tag ? { event: { ...e, writer: state.tag } } : { event: e, untagged: true as const }));
     };
+    /** Polls `check` every 5 ms, for 20 s at most. */
+    const wait = async (check: () => boolean, what: string) => {
+      const deadline = Date.now() + 20_000;
+      while (!check()) {
+        if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    };
     const held = async (metrics: ForwarderMetrics, outcome: string) =>
       (await metrics.held.get()).values.find((v) => v.labels.outcome === outcome && v.labels.kind === 'PersistentVolume')?.value ?? 0;
 
@@ -322,17 +330,10 @@ describe('EventPublisher against fauxqs', () => {
       await publisher.enqueue({ event: pv('other', 701) });
       await publisher.enqueue({ event: pv('held', 702) });
       publisher.start();
-      const until = async (check: () => boolean, what: string) => {
-        const deadline = Date.now() + 20_000;
-        while (!check()) {
-          if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
-          await new Promise((resolve) => setTimeout(resolve, 5));
-        }
-      };
-      await until(() => sent.some((e) => e.id === 'other@701'), 'the other group is sent');
-      await until(() => state.looks >= 4, 'the held event is looked at again');
+      await wait(() => sent.some((e) => e.id === 'other@701'), 'the other group is sent');
+      await wait(() => state.looks >= 4, 'the held event is looked at again');
       await publisher.enqueue({ event: pv('later', 703) });
-      await until(() => sent.some((e) => e.id === 'later@703'), 'a later batch goes out while the event is held');
+      await wait(() => sent.some((e) => e.id === 'later@703'), 'a later batch goes out while the event is held');
       assert.deepEqual(sent.map((e) => e.id), ['other@701', 'later@703'], 'the held version, and its group’s next one, wait for the tag');
       state.tag = 'binder';
       await publisher.flush();
@@ -352,13 +353,6 @@ describe('EventPublisher against fauxqs', () => {
       const publisher = new EventPublisher({ sns, topicArn: messaging.topicArn, metrics, review: fakeReview(state), ownWriteHoldMs: holdMs, ownWriteLookMs: 10, maxInFlight: 1 });
       publisher.start();
       await publisher.enqueue({ event: pv('held', 800) });
-      const wait = async (check: () => boolean, what: string) => {
-        const deadline = Date.now() + 20_000;
-        while (!check()) {
-          if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
-          await new Promise((resolve) => setTimeout(resolve, 5));
-        }
-      };
       await wait(() => state.looks >= 1, 'the first look');
       const opened = Date.now();
       await wait(() => Date.now() >= opened + 0.7 * holdMs, 'well into the hold');
@@ -415,13 +409,6 @@ describe('EventPublisher against fauxqs', () => {
       const publisher = new EventPublisher({ sns, topicArn: messaging.topicArn, metrics, review: fakeReview(state), ownWriteHoldMs: 200, ownWriteLookMs: 10 });
       publisher.start();
       await publisher.enqueue({ event: pv('held', 900) });
-      const wait = async (check: () => boolean, what: string) => {
-        const deadline = Date.now() + 20_000;
-        while (!check()) {
-          if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
-          await new Promise((resolve) => setTimeout(resolve, 5));
-        }
-      };
       await wait(() => atTopic, 'held@900 sent untagged after its window (and stuck at the topic)');
       // Past the most a window can be extended (3 holds from its opening), the group still busy with 900.
       await new Promise((resolve) => setTimeout(resolve, 3 * 200 + 100));
@@ -452,13 +439,6 @@ describe('EventPublisher against fauxqs', () => {
       await publisher.enqueue({ event: pv('a', 910) });
       await publisher.enqueue({ event: pv('b', 911) });
       publisher.start();
-      const wait = async (check: () => boolean, what: string) => {
-        const deadline = Date.now() + 20_000;
-        while (!check()) {
-          if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
-          await new Promise((resolve) => setTimeout(resolve, 5));
-        }
-      };
       await wait(() => looks >= 2, 'both held, in one hold');
       tags.set('a', 'binder');
       await wait(() => sent.some((e) => e.id === 'a@910'), 'a@910 sent once tagged');

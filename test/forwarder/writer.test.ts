@@ -46,6 +46,23 @@ describe('writer-tagged versions skip the writer’s queue', () => {
     return f;
   };
 
+  /** A document client that records what the forwarder's reviews (its BatchGetItems) found cached for volume `name`. */
+  const watchingLooks = (name: string) => {
+    const key = ObjectCache.itemKey(stack.env.CLUSTER_ID ?? 'local', 'PersistentVolume', name);
+    const looks: Array<{ rv: string; writer?: string }> = [];
+    const doc = {
+      send: async (command: unknown) => {
+        const out: unknown = await stack.dynamodb.doc.send(command as never);
+        if (command instanceof BatchGetCommand) {
+          const items = Object.values((out as { Responses?: Record<string, Array<Record<string, unknown>>> }).Responses ?? {}).flat();
+          for (const item of items) if (item.pk === key.pk && item.sk === key.sk) looks.push({ rv: String(item.rv), ...(item.writer ? { writer: String(item.writer) } : {}) });
+        }
+        return out;
+      },
+    } as unknown as typeof stack.dynamodb.doc;
+    return { doc, looks };
+  };
+
   before(async () => {
     stack = await startTestStack({ functions: { binder: recorder.handler('binder'), provisioner: recorder.handler('provisioner') }, storageApi: false });
     kubeConfig = new KubeConfig();
@@ -85,20 +102,9 @@ describe('writer-tagged versions skip the writer’s queue', () => {
   });
 
   it('a write-back that lands after the forwarder’s first look, within its hold, still keeps the version from the writer', async () => {
-    // What the forwarder's reviews (its BatchGetItems) found cached for this volume: the write-back waits
-    // until one has found the new version untagged.
-    const key = ObjectCache.itemKey(stack.env.CLUSTER_ID ?? 'local', 'PersistentVolume', 'late');
-    const looks: Array<{ rv: string; writer?: string }> = [];
-    const doc = {
-      send: async (command: unknown) => {
-        const out: unknown = await stack.dynamodb.doc.send(command as never);
-        if (command instanceof BatchGetCommand) {
-          const items = Object.values((out as { Responses?: Record<string, Array<Record<string, unknown>>> }).Responses ?? {}).flat();
-          for (const item of items) if (item.pk === key.pk && item.sk === key.sk) looks.push({ rv: String(item.rv), ...(item.writer ? { writer: String(item.writer) } : {}) });
-        }
-        return out;
-      },
-    } as unknown as typeof stack.dynamodb.doc;
+    // What the forwarder's reviews found cached for this volume: the write-back waits until one has found
+    // the new version untagged.
+    const { doc, looks } = watchingLooks('late');
     // Only this test's forwarder publishes (another one's untagged copy would reach the binder first).
     for (const earlier of forwarders.splice(0)) await earlier.stop();
     const f = await startOne({ doc, ownWriteHoldMs: 60_000 });
@@ -126,18 +132,7 @@ describe('writer-tagged versions skip the writer’s queue', () => {
   });
 
   it('two writes in one sync, written back once: the first version, cached and held meanwhile, is kept from the writer too', async () => {
-    const key = ObjectCache.itemKey(stack.env.CLUSTER_ID ?? 'local', 'PersistentVolume', 'twice');
-    const looks: Array<{ rv: string; writer?: string }> = [];
-    const doc = {
-      send: async (command: unknown) => {
-        const out: unknown = await stack.dynamodb.doc.send(command as never);
-        if (command instanceof BatchGetCommand) {
-          const items = Object.values((out as { Responses?: Record<string, Array<Record<string, unknown>>> }).Responses ?? {}).flat();
-          for (const item of items) if (item.pk === key.pk && item.sk === key.sk) looks.push({ rv: String(item.rv), ...(item.writer ? { writer: String(item.writer) } : {}) });
-        }
-        return out;
-      },
-    } as unknown as typeof stack.dynamodb.doc;
+    const { doc, looks } = watchingLooks('twice');
     for (const earlier of forwarders.splice(0)) await earlier.stop();
     const f = await startOne({ doc, ownWriteHoldMs: 60_000 });
     const cache = new ObjectCache(stack.dynamodb.doc, stack.tables.cache, { indexer: indexAttributes });
