@@ -128,8 +128,9 @@ interface Slot {
  * the first of them is held, for `ownWriteHoldMs`, and each newer version of the object seen meanwhile
  * reopens it for that long from when it was seen (a controller that wrote twice in one sync tags the first
  * version with the second's write-back, which lands only after its second write), up to
- * {@link HOLD_WINDOW_LIMIT} holds' worth from its opening. It closes, and is forgotten, when the group has
- * nothing left to send, so a user's quick run of writes waits one window, not one per version.
+ * {@link HOLD_WINDOW_LIMIT} holds' worth from its opening. It is forgotten when the group has nothing left
+ * to send, so a user's quick run of writes waits one window, not one per version; a version seen after the
+ * window ended (the group busy all along) opens a new one.
  */
 interface GroupState {
   /** Events of the group enqueued and not yet sent (or dropped). */
@@ -456,7 +457,8 @@ export class EventPublisher {
 
   /**
    * Reviews a batch and sends what is settled; returns the slots it sent. Events to hold for their writer's
-   * tag go to `onHold` as a promise of their slots, resolved once they are sent.
+   * tag are handed to `finish` one send at a time; `onHold` gets a promise of the slots the hold did not
+   * send (a discard, or the stop), resolved once every send it started is over.
    */
   async #publish(batch: Slot[], signal: AbortSignal, finish: (sent: Slot[]) => void, onHold: (held: Promise<Slot[]>) => void): Promise<Slot[]> {
     const reviewed = await this.#review(batch.filter((slot) => slot.item.event));
