@@ -7,10 +7,9 @@
  * last look at the cache (lib/forwarder/review.ts) comes before the writer's write-back, which is usual when
  * the writer runs elsewhere (a Lambda's API response and write-back against the forwarder's watch event).
  * When the entry just read holds the event's very version (or lists it among the writer's earlier ones,
- * `writerRvs`), tagged by this controller, and the key has no
- * retry pending, the record is this controller's own write, as the subscription filter would have dropped
- * it: done, counted as `OwnWriteSkipped`, with no reconcile (no API requests, no 409 against the sync that
- * wrote it).
+ * `writerRvs`), tagged by this controller, and the key has no retry pending, the record is this
+ * controller's own write, as the subscription filter would have dropped it: done, counted as
+ * `OwnWriteSkipped`, with no reconcile (no API requests, no 409 against the sync that wrote it).
  *
  * @example
  * // REQUEUE, nextAttemptAt in 10 s ⇒ { kind: 'wait', delayMs: 10000 }; ADDED ⇒ next()
