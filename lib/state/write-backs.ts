@@ -8,8 +8,10 @@
  * long for its tag (lib/forwarder/publisher.ts `ownWriteHoldMs`), so when the second write is slow (a busy
  * API server) the first is written back on its own after `deferMs`, as if there were no second write,
  * and the second still names it. While the container's recent second writes came later than `deferMs`
- * (a {@link WriteGaps} average), a first version is written back at once instead of waiting in vain. A write-back never fails the sync: a failure costs the writer a message
- * of its own write (its event then goes out untagged), and is reported to `onError`.
+ * (a {@link WriteGaps} average), a first version is written back at once instead of waiting in vain.
+ *
+ * A write-back never fails the sync: a failure costs the writer a message of its own write (its event then
+ * goes out untagged), and is reported to `onError`.
  *
  * @example
  * const backs = new WriteBacks((kind, object, earlier) => cache.put(cluster, kind, object, { writer, earlier }));
