@@ -15,6 +15,7 @@
  */
 import { HttpMethod, RequestContext, type KubeConfig } from '@kubernetes/client-node';
 import { fetch } from 'undici';
+import { sharedConnections, type SharedConnections } from '../kube/connections.ts';
 import { KubeApiError, ResourceExpiredError, WatchSilenceError } from './errors.ts';
 
 export type KubeObjectJson = { apiVersion?: string; kind?: string; metadata: Record<string, any>; [field: string]: any };
@@ -48,9 +49,11 @@ function statusError(code: number, body: any, fallback: string): KubeApiError {
 /** See the module comment. */
 export class KubeTransport {
   #kc: KubeConfig;
+  readonly #connections: SharedConnections;
 
   constructor(kc: KubeConfig) {
     this.#kc = kc;
+    this.#connections = sharedConnections(kc);
   }
 
   /** The API server's base URL. */
@@ -170,7 +173,7 @@ export class KubeTransport {
   async #send(method: string, path: string, body: unknown, signal: AbortSignal | undefined) {
     const url = `${this.server}${path}`;
     const ctx = new RequestContext(url, method as HttpMethod);
-    await this.#kc.applySecurityAuthentication(ctx);
+    await this.#connections.applySecurityAuthentication(ctx);
     const headers: Record<string, string> = { ...ctx.getHeaders(), accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
     return fetch(url, {

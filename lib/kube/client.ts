@@ -27,6 +27,7 @@ import {
 } from '@kubernetes/client-node';
 import { z } from 'zod';
 import type { ApiBudget } from '../state/bucket.ts';
+import { sharedConnections } from './connections.ts';
 import { createEksToken, type AwsCredentials } from './eks-token.ts';
 
 const ClusterEntrySchema = z.union([
@@ -293,36 +294,10 @@ export function makeBudgetedApiClient<T extends ApiType>(kubeConfig: KubeConfig,
   return new apiClass(
     createConfiguration({
       baseServer: new ServerConfiguration(cluster.server, {}),
-      authMethods: { default: reusingConnections(kubeConfig) },
+      authMethods: { default: sharedConnections(kubeConfig) },
       promiseMiddleware: middleware,
     }),
   );
-}
-
-/**
- * The kubeconfig's authentication (headers refreshed per request: an expiring token is renewed) with one
- * connection pool per client: client-node builds a new TLS dispatcher for every request, so each call to an
- * https API server would otherwise pay a TLS handshake (~2 ms locally, more across a network) and keep no
- * connection alive. The TLS options of a kubeconfig do not change, so its first dispatcher serves every request.
- */
-function reusingConnections(kubeConfig: KubeConfig): { getName(): string; applySecurityAuthentication(context: RequestContext): Promise<void> } {
-  let shared: ReturnType<RequestContext['getDispatcher']>;
-  return {
-    getName: () => 'kubeconfig',
-    async applySecurityAuthentication(context: RequestContext): Promise<void> {
-      await kubeConfig.applySecurityAuthentication(context);
-      const fresh = context.getDispatcher();
-      if (!fresh) return;
-      if (!shared) {
-        shared = fresh;
-        return;
-      }
-      if (fresh !== shared) {
-        void fresh.close().catch(() => {});
-        context.setDispatcher(shared);
-      }
-    },
-  };
 }
 
 /** The request-budget middleware on its own. */

@@ -1,13 +1,17 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startKubeApi, type KubeApi } from '../../infra/local/kube-api/index.ts';
+import { kubeconfigFor, startKubeApi, type KubeApi } from '../../infra/local/kube-api/index.ts';
 import { ClusterConfigError, KubeClients, parseClusters } from '../../lib/kube/client.ts';
 import { isAlreadyExists, isConflict, isInvalid, isNotFound, isTooManyRequests, retryAfterMs } from '../../lib/kube/errors.ts';
 import { ApiBudget } from '../../lib/state/bucket.ts';
 import { startDynalite, type Dynalite } from '../support/dynalite.ts';
+import tls from 'node:tls';
+import { syncBuiltinESMExports } from 'node:module';
+import { KubeConfig } from '@kubernetes/client-node';
+import { KubeTransport } from '../../lib/forwarder/kube-transport.ts';
 
 describe('KubeClients and API error helpers against the emulator', () => {
   let kube: KubeApi;
@@ -99,5 +103,90 @@ describe('KubeClients and API error helpers against the emulator', () => {
     const before = clock;
     await core.readNamespace({ name: 'default' });
     assert.ok(clock - before >= 7000, 'the next request waited out the Retry-After');
+  });
+});
+
+describe('connections to an https API server', () => {
+  let kube: KubeApi;
+  let other: KubeApi;
+  let dir: string;
+  before(async () => {
+    [kube, other] = await Promise.all([startKubeApi({ tls: true }), startKubeApi({ tls: true })]);
+    dir = await mkdtemp(join(tmpdir(), 'claimflow-tls-'));
+  });
+  after(async () => {
+    await Promise.all([kube.stop(), other.stop(), rm(dir, { recursive: true, force: true })]);
+  });
+
+  /** Counts the TLS secure contexts built while `work` runs (Node builds one per connection unless given one). */
+  async function secureContextsBuiltBy(work: () => Promise<void>): Promise<number> {
+    const original = tls.createSecureContext;
+    let built = 0;
+    tls.createSecureContext = (options) => {
+      built += 1;
+      return original(options);
+    };
+    syncBuiltinESMExports();
+    try {
+      await work();
+    } finally {
+      tls.createSecureContext = original;
+      syncBuiltinESMExports();
+    }
+    return built;
+  }
+
+  test('functions: one pool per kubeconfig, its connections kept alive and built from one TLS context', async () => {
+    const file = join(dir, 'functions');
+    await kube.writeKubeconfig(file);
+    const core = await new KubeClients({ env: { KUBECONFIG: file } }).coreV1('local');
+    const opened = kube.connectionsAccepted();
+    const built = await secureContextsBuiltBy(async () => {
+      for (let i = 0; i < 10; i++) await core.readNamespace({ name: 'default' });
+      // Concurrent requests grow the pool: each new connection reuses the context.
+      for (let round = 0; round < 3; round++) {
+        const names = await Promise.all(Array.from({ length: 8 }, () => core.readNamespace({ name: 'kube-system' })));
+        assert.ok(names.every((ns) => ns.metadata?.name === 'kube-system'));
+      }
+    });
+    assert.ok(kube.connectionsAccepted() - opened >= 8, 'the concurrent rounds opened connections');
+    assert.equal(built, 1, 'one secure context for every connection of the pool');
+    const sequential = kube.connectionsAccepted();
+    for (let i = 0; i < 10; i++) await core.readNamespace({ name: 'default' });
+    assert.equal(kube.connectionsAccepted(), sequential, 'sequential requests reuse pooled connections');
+  });
+
+  test('forwarder: LIST and GET share one pool, its connections kept alive', async () => {
+    const kc = new KubeConfig();
+    kc.loadFromString(kube.kubeconfig());
+    const transport = new KubeTransport(kc);
+    const round = async () => {
+      assert.ok(Array.isArray((await transport.list('/api/v1/namespaces')).items));
+      assert.equal((await transport.request('GET', '/api/v1/namespaces/default')).metadata.name, 'default');
+    };
+    let warm = 0;
+    const built = await secureContextsBuiltBy(async () => {
+      await round(); // a request sent as the previous one ends may find its connection not yet free
+      warm = kube.connectionsAccepted();
+      for (let i = 0; i < 5; i++) await round();
+    });
+    assert.equal(kube.connectionsAccepted(), warm, 'ten more requests, no new connection');
+    assert.equal(built, 1);
+  });
+
+  test('the server certificate is still verified against the kubeconfig CA (and not when skipTLSVerify)', async () => {
+    const wrongCa = join(dir, 'wrong-ca');
+    // `other`'s certificate as the CA: `kube`'s certificate does not chain to it.
+    await writeFile(wrongCa, kubeconfigFor(kube.url, undefined, other.caCert));
+    const core = await new KubeClients({ env: { KUBECONFIG: wrongCa } }).coreV1('local');
+    await assert.rejects(core.readNamespace({ name: 'default' }), (error: Error) => /certificate|self.signed|verify/i.test(`${error.message} ${(error.cause as Error | undefined)?.message ?? ''}`));
+    const kc = new KubeConfig();
+    kc.loadFromString(kubeconfigFor(kube.url, undefined, other.caCert));
+    await assert.rejects(new KubeTransport(kc).request('GET', '/api/v1/namespaces/default'));
+
+    const insecure = join(dir, 'insecure');
+    await writeFile(insecure, kubeconfigFor(kube.url));
+    const skipping = await new KubeClients({ env: { KUBECONFIG: insecure } }).coreV1('local');
+    assert.equal((await skipping.readNamespace({ name: 'default' })).metadata?.name, 'default');
   });
 });

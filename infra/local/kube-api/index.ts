@@ -82,6 +82,8 @@ export interface KubeApi {
    * last resourceVersion.
    */
   cutWatches(): number;
+  /** TCP connections accepted so far (a client that keeps its connections alive opens few). */
+  connectionsAccepted(): number;
   stop(): Promise<void>;
 }
 
@@ -150,7 +152,9 @@ export async function startKubeApi(options: KubeApiOptions = {}): Promise<KubeAp
     watch: { bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000, maxBufferedBytes: options.maxWatchBufferBytes ?? 16 * 1024 * 1024, open: openWatches },
   }, tls);
   const sockets = new Set<Socket>();
+  let accepted = 0;
   server.on('connection', (s) => {
+    accepted += 1;
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
@@ -173,6 +177,7 @@ export async function startKubeApi(options: KubeApiOptions = {}): Promise<KubeAp
       for (const res of cut) res.destroy();
       return cut.length;
     },
+    connectionsAccepted: () => accepted,
     stop() {
       stopped ??= (async () => {
         for (const c of running) {
