@@ -106,6 +106,19 @@ const MAX_CORRELATION_ENTRIES = 64;
 const WRITTEN_MEMO_MS = 10_000;
 const WRITTEN_MEMO_ENTRIES = 500;
 const MAX_ATTEMPTS = 10;
+
+/** An Event as the recorder creates it (timestamps in epoch ms). */
+interface CreatedEvent {
+  name: string;
+  namespace: string;
+  involvedObject: CoreV1Event['involvedObject'];
+  type: EventType;
+  reason: string;
+  message: string;
+  count: number;
+  first: number;
+  last: number;
+}
 /**
  * An object created less than this long ago, whose item this container has not written, is taken to have
  * no item yet (its first event: a provisioner's `Provisioning`, a binder's `ExternalProvisioning`): that
@@ -249,9 +262,10 @@ export class KubeEventRecorder implements EventRecorder {
     const action = await this.#decide(keys, rawMessage, now, (eventKey) => eventName(meta.name!, keys.pk, eventKey), young);
     if (action.kind === 'drop') return;
     const api = await this.#api();
-    const event = { namespace, involvedObject, type, reason, message: action.message };
+    const event = { namespace, involvedObject, type, reason, message: action.message, name: action.name };
     if (action.kind === 'create') {
-      if (!(await this.#create(api, { ...event, name: action.name, count: 1, first: now, last: now }))) await this.#merge(api, keys.pk, action, namespace, 1, now);
+      const created = { ...event, count: 1, first: now, last: now };
+      if (!(await this.#create(api, created))) await this.#merge(api, keys.pk, action, created, now);
       return;
     }
     try {
@@ -260,9 +274,8 @@ export class KubeEventRecorder implements EventRecorder {
       if (!isNotFound(error)) throw error;
       // The Event expired or was deleted (or a crash came between the state and its create): create it again
       // under the same name (client-go does the same).
-      if (!(await this.#create(api, { ...event, name: action.name, count: action.count, first: action.firstTimestamp, last: now }))) {
-        await this.#merge(api, keys.pk, action, namespace, action.count, now);
-      }
+      const recreated = { ...event, count: action.count, first: action.firstTimestamp, last: now };
+      if (!(await this.#create(api, recreated))) await this.#merge(api, keys.pk, action, recreated, now);
     }
   }
 
@@ -271,16 +284,26 @@ export class KubeEventRecorder implements EventRecorder {
    * container created it without state (a young object's first event, see {@link NEW_OBJECT_MS}), or the
    * state lapsed while the Event lived on. The existing Event counts this one too (`count+1`, at least the
    * count decided; a PATCH under its resourceVersion, read again on a conflict), and the state learns its
-   * count, so the next repeat goes on from it.
+   * count, so the next repeat goes on from it. An Event gone between the create and the merge (expired,
+   * deleted) is created again with the count decided.
    */
-  async #merge(api: CoreV1Api, pk: string, action: Extract<Action, { kind: 'create' | 'patch' }>, namespace: string, decided: number, now: number): Promise<void> {
+  async #merge(api: CoreV1Api, pk: string, action: Extract<Action, { kind: 'create' | 'patch' }>, created: CreatedEvent, now: number): Promise<void> {
     for (let attempt = 1; ; attempt++) {
-      const existing = await api.readNamespacedEvent({ name: action.name, namespace });
-      const count = Math.max((existing.count ?? 1) + 1, decided);
+      let existing: CoreV1Event;
       try {
-        await this.#patch(api, action.name, namespace, { count, lastTimestamp: rfc3339(now), message: action.message, metadata: { resourceVersion: existing.metadata?.resourceVersion } });
+        existing = await api.readNamespacedEvent({ name: action.name, namespace: created.namespace });
       } catch (error) {
-        if (statusCode(error) !== 409 || attempt >= MAX_ATTEMPTS) throw error;
+        if (!isNotFound(error) || attempt >= MAX_ATTEMPTS) throw error;
+        if (await this.#create(api, created)) return;
+        continue;
+      }
+      const count = Math.max((existing.count ?? 1) + 1, created.count);
+      try {
+        await this.#patch(api, action.name, created.namespace, { count, lastTimestamp: rfc3339(now), message: action.message, metadata: { resourceVersion: existing.metadata?.resourceVersion } });
+      } catch (error) {
+        const code = statusCode(error);
+        if ((code !== 409 && code !== 404) || attempt >= MAX_ATTEMPTS) throw error;
+        if (code === 404 && (await this.#create(api, created))) return;
         continue;
       }
       const first = Date.parse(String(existing.firstTimestamp ?? ''));
@@ -414,20 +437,7 @@ export class KubeEventRecorder implements EventRecorder {
     }
   }
 
-  async #create(
-    api: CoreV1Api,
-    e: {
-      name: string;
-      namespace: string;
-      involvedObject: CoreV1Event['involvedObject'];
-      type: EventType;
-      reason: string;
-      message: string;
-      count: number;
-      first: number;
-      last: number;
-    },
-  ): Promise<boolean> {
+  async #create(api: CoreV1Api, e: CreatedEvent): Promise<boolean> {
     const body: CoreV1Event = {
       apiVersion: 'v1',
       kind: 'Event',

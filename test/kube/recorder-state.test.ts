@@ -105,6 +105,24 @@ function logging(api: CoreV1Api) {
   return { api: proxy, sent };
 }
 
+/** The core/v1 API that deletes the Event a call names just before the first call of `method` goes through. */
+function deletingBefore(api: CoreV1Api, method: 'readNamespacedEvent' | 'patchNamespacedEvent') {
+  let armed = true;
+  return new Proxy(api, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver) as unknown;
+      if (prop !== method) return typeof value === 'function' ? value.bind(target) : value;
+      return async (request: { name: string; namespace: string }, ...rest: unknown[]) => {
+        if (armed) {
+          armed = false;
+          await target.deleteNamespacedEvent({ name: request.name, namespace: request.namespace });
+        }
+        return (value as (...args: unknown[]) => unknown).call(target, request, ...rest);
+      };
+    },
+  });
+}
+
 describe('KubeEventRecorder state: one item per (source, object), two requests per event', () => {
   let kube: KubeApi;
   let db: Dynalite;
@@ -404,5 +422,22 @@ describe('KubeEventRecorder state: one item per (source, object), two requests p
     const old = claimNamed('old');
     await recorder(counted.doc).event({ ...old, metadata: { ...old.metadata, creationTimestamp: new Date(clock - 120_000).toISOString() } }, 'Normal', 'Provisioning', 'x');
     assert.deepEqual(counted.take(), { GetCommand: 1, PutCommand: 1 });
+  });
+  test('(6) an Event gone between a create that met it and the merge (expired, deleted) is created again, not lost', async () => {
+    const young = (name: string): InvolvedObject => {
+      const claim = claimNamed(name);
+      return { ...claim, metadata: { ...claim.metadata, creationTimestamp: new Date(clock - 5_000).toISOString() } };
+    };
+    for (const [name, method] of [['gone-before-read', 'readNamespacedEvent'], ['gone-before-patch', 'patchNamespacedEvent']] as const) {
+      const errors: unknown[] = [];
+      clock += 1000;
+      await recorder(db.doc, api, (error) => errors.push(error)).event(young(name), 'Normal', 'Provisioning', `provisioning "default/${name}"`);
+      assert.deepEqual((await eventsOf(name)).map((e) => e.count), [1]);
+      // A second container's create meets that Event (409); it is deleted just before the merge's `method`.
+      clock += 1000;
+      await recorder(db.doc, deletingBefore(api, method), (error) => errors.push(error)).event(young(name), 'Normal', 'Provisioning', `provisioning "default/${name}"`);
+      assert.deepEqual(errors, [], `${name}: nothing failed`);
+      assert.deepEqual((await eventsOf(name)).map((e) => e.count), [1], `${name}: the event is there again, with the count decided`);
+    }
   });
 });
