@@ -111,7 +111,8 @@ describe('connections to an https API server', () => {
   let other: KubeApi;
   let dir: string;
   before(async () => {
-    [kube, other] = await Promise.all([startKubeApi({ tls: true }), startKubeApi({ tls: true })]);
+    // `kube` authenticates: its kubeconfigs carry the admin token, which every request must send.
+    [kube, other] = await Promise.all([startKubeApi({ auth: {} }), startKubeApi({ tls: true })]);
     dir = await mkdtemp(join(tmpdir(), 'claimflow-tls-'));
   });
   after(async () => {
@@ -154,6 +155,11 @@ describe('connections to an https API server', () => {
     const sequential = kube.connectionsAccepted();
     for (let i = 0; i < 10; i++) await core.readNamespace({ name: 'default' });
     assert.equal(kube.connectionsAccepted(), sequential, 'sequential requests reuse pooled connections');
+
+    const anonymous = join(dir, 'anonymous');
+    await writeFile(anonymous, kubeconfigFor(kube.url, undefined, kube.caCert));
+    const without = await new KubeClients({ env: { KUBECONFIG: anonymous } }).coreV1('local');
+    await assert.rejects(without.readNamespace({ name: 'default' }), (error: { code?: number }) => error.code === 401, 'no token, no access: the token above was sent');
   });
 
   test('forwarder: LIST and GET share one pool, its connections kept alive', async () => {
@@ -185,7 +191,7 @@ describe('connections to an https API server', () => {
     await assert.rejects(new KubeTransport(kc).request('GET', '/api/v1/namespaces/default'));
 
     const insecure = join(dir, 'insecure');
-    await writeFile(insecure, kubeconfigFor(kube.url));
+    await writeFile(insecure, kubeconfigFor(kube.url, kube.auth?.adminToken));
     const skipping = await new KubeClients({ env: { KUBECONFIG: insecure } }).coreV1('local');
     assert.equal((await skipping.readNamespace({ name: 'default' })).metadata?.name, 'default');
   });
