@@ -1,7 +1,9 @@
 /**
  * `npm run bench:kube-api`: the emulator as a separate process (as the local stack runs it), driven over HTTP.
  * Measures updates/s from 1 and 8 clients, p50/p99 write latency, watch delivery p99 with 100 watchers and
- * RSS with 10,000 PVs + 10,000 PVCs. Prints one JSON summary.
+ * RSS with 10,000 PVs + 10,000 PVCs; and, against a second emulator serving https with a token (as a real
+ * API server does), the CPU the functions' own client (`KubeClients`, lib/kube/client.ts) spends per GET and
+ * per update in this process, 10 requests at a time. Prints one JSON summary.
  * Targets: ≥1,000 updates/s, watch p99 < 20 ms, < 400 MiB RSS.
  */
 import { spawn } from 'node:child_process';
@@ -9,6 +11,10 @@ import { readFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { KubeClients } from '../../lib/kube/client.ts';
 
 const now = (): number => performance.timeOrigin + performance.now();
 
@@ -19,8 +25,8 @@ function percentile(values: number[], p: number): number {
 
 const round = (n: number, digits = 2): number => Number(n.toFixed(digits));
 
-async function startServer(): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, [fileURLToPath(new URL('../../infra/local/kube-api/main.ts', import.meta.url)), '--port', '0', '--watch-history', '50000'], { stdio: ['ignore', 'pipe', 'inherit'] });
+async function startServer(extra: string[] = []): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, [fileURLToPath(new URL('../../infra/local/kube-api/main.ts', import.meta.url)), '--port', '0', '--watch-history', '50000', ...extra], { stdio: ['ignore', 'pipe', 'inherit'] });
   const line = await new Promise<string>((resolve) => createInterface({ input: child.stdout! }).once('line', resolve));
   const url = /listening on (\S+)/.exec(line)![1];
   return {
@@ -149,6 +155,37 @@ async function fill(base: string, count: number, concurrency: number): Promise<n
   return (count * 2) / ((performance.now() - started) / 1000);
 }
 
+/** CPU of this process per request of the functions' client over https, µs (GET, then update). */
+async function clientCpu(): Promise<{ getUs: number; updateUs: number; requests: number }> {
+  const dir = await mkdtemp(join(tmpdir(), 'claimflow-bench-client-'));
+  const kubeconfig = join(dir, 'kubeconfig');
+  const secure = await startServer(['--authorization-mode', 'AlwaysAllow', '--write-kubeconfig', kubeconfig]);
+  try {
+    const core = await new KubeClients({ env: { KUBECONFIG: kubeconfig } }).coreV1('bench');
+    const requests = 3000;
+    // `call(i, worker)`: each of the 10 workers has its own object.
+    const measure = async (call: (i: number, worker: number) => Promise<unknown>): Promise<number> => {
+      for (let i = 0; i < 200; i++) await call(i, 0); // warm: connections, JIT
+      const started = process.cpuUsage();
+      let next = 0;
+      await Promise.all(Array.from({ length: 10 }, async (_, worker) => {
+        while (next < requests) await call(next++, worker);
+      }));
+      const used = process.cpuUsage(started);
+      return round((used.user + used.system) / requests, 0);
+    };
+    const getUs = await measure(() => core.readNamespace({ name: 'default' }));
+    const maps = await Promise.all(Array.from({ length: 10 }, (_, i) => core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: `bench-${i}` }, data: { n: '0' } } })));
+    const updateUs = await measure(async (i, worker) => {
+      maps[worker] = await core.replaceNamespacedConfigMap({ name: `bench-${worker}`, namespace: 'default', body: { ...maps[worker], data: { n: String(i) } } });
+    });
+    return { getUs, updateUs, requests };
+  } finally {
+    await secure.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 const server = await startServer();
 try {
   const single: number[] = [];
@@ -162,6 +199,7 @@ try {
   const list = await request(`${server.url}/api/v1/persistentvolumeclaims`, 'GET');
   const listMs = performance.now() - listStarted;
   const rssAfter = rssMiB(server.pid);
+  const client = await clientCpu();
   const summary = {
     updatesPerSecond: { oneClient: round(updatesPerSecond1, 0), eightClients: round(updatesPerSecond8, 0) },
     writeLatencyMs: {
@@ -171,6 +209,7 @@ try {
     watchDeliveryMs: { watchers: 100, writes: 200, delivered: delays.length, p50: round(percentile(delays, 50)), p99: round(percentile(delays, 99)) },
     objects: { pvs: 10_000, pvcs: list.items.length, createsPerSecond: round(createsPerSecond, 0), listAllPvcsMs: round(listMs, 0) },
     rssMiB: { beforeFill: round(rssBefore, 0), with10kPvsAnd10kPvcs: round(rssAfter, 0) },
+    functionsClientOverHttps: { cpuUsPerGet: client.getUs, cpuUsPerUpdate: client.updateUs, requestsEach: client.requests, concurrency: 10 },
     targets: {
       updatesPerSecond: updatesPerSecond1 >= 1000 && updatesPerSecond8 >= 1000,
       watchP99Under20ms: percentile(delays, 99) < 20,
