@@ -47,6 +47,7 @@ import { loadClaimSnapshot, loadClasses, loadVolumeSnapshot, type SnapshotStats 
 import { syncClaim } from './sync-claim.ts';
 import { syncVolume } from './sync-volume.ts';
 import type { BinderEvent, PersistentVolume, PersistentVolumeClaim, StorageClass, SyncResult } from './types.ts';
+import { SDK_LOGGER } from '../runtime/sdk-logger.ts';
 
 /** Everything one reconcile uses; built from the runtime context, or by tests and benches directly. */
 export interface BinderDeps {
@@ -123,7 +124,7 @@ export function createBinderController(options: BinderControllerOptions = {}): C
     },
     async reconcile(request, ctx): Promise<ReconcileResult> {
       const queueUrl = options.queueUrl ?? process.env[ENV.queueUrl.binder];
-      const sender = new RequeueSender((sqs ??= options.sqs ?? new SQSClient({})), `binder-${Date.now()}`);
+      const sender = new RequeueSender((sqs ??= options.sqs ?? new SQSClient({ logger: SDK_LOGGER })), `binder-${Date.now()}`);
       const deps: BinderDeps = {
         cluster: request.cluster,
         cache: new ObjectCache(ctx.doc, ctx.tables.cache, { indexer: indexAttributes }),

@@ -8,6 +8,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { createDocumentClient } from '../state/client.ts';
+import { SDK_LOGGER } from '../runtime/sdk-logger.ts';
 import { loadConfig } from './config.ts';
 import { startForwarder } from './forwarder.ts';
 
@@ -23,7 +24,7 @@ async function main(): Promise<void> {
   const forwarder = await startForwarder({
     cluster: config.cluster,
     kubeConfig,
-    sns: new SNSClient({}),
+    sns: new SNSClient({ logger: SDK_LOGGER }),
     topicArn: config.topicArn,
     doc: createDocumentClient(),
     tables: config.tables,
@@ -40,7 +41,7 @@ async function main(): Promise<void> {
       config.heartbeatIntervalMs > 0
         ? {
             intervalMs: config.heartbeatIntervalMs,
-            cloudwatch: config.cloudwatchNamespace ? { client: new CloudWatchClient({}), namespace: config.cloudwatchNamespace } : undefined,
+            cloudwatch: config.cloudwatchNamespace ? { client: new CloudWatchClient({ logger: SDK_LOGGER }), namespace: config.cloudwatchNamespace } : undefined,
           }
         : false,
   });

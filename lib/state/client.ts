@@ -4,12 +4,13 @@
  */
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { SDK_LOGGER } from '../runtime/sdk-logger.ts';
 
 export type DocumentClient = DynamoDBDocumentClient;
 
 /** A document client that drops `undefined` attributes and keeps numbers exact where they fit. */
 export function createDocumentClient(config: DynamoDBClientConfig = {}): DocumentClient {
-  return DynamoDBDocumentClient.from(new DynamoDBClient(config), {
+  return DynamoDBDocumentClient.from(new DynamoDBClient({ logger: SDK_LOGGER, ...config }), {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
     unmarshallOptions: { wrapNumbers: false },
   });

@@ -45,6 +45,7 @@ import { applyShippedRbac, forwarderServiceAccount, manifestsDir, planIdentities
 import type { KubeObject } from '../kube-api/types.ts';
 import { compileTemplate, type CfnTemplate } from './template.ts';
 import { readWiring, type FunctionDef, type Wiring } from './wiring.ts';
+import { SDK_LOGGER } from '../../../lib/runtime/sdk-logger.ts';
 
 /** Any async Lambda handler (SQS batches, scheduled events). */
 export type LambdaHandler = (event: any, context: Context) => Promise<any>;
@@ -328,7 +329,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       dynamoEndpoint = awsEndpoint;
     }
     const realAws = awsEndpoint === REAL_AWS;
-    const clientConfig = realAws ? { region } : { region, credentials: LOCAL_CREDENTIALS };
+    const clientConfig = realAws ? { region, logger: SDK_LOGGER } : { region, credentials: LOCAL_CREDENTIALS, logger: SDK_LOGGER };
     const sqs = new SQSClient({ ...clientConfig, ...(sqsEndpoint ? { endpoint: sqsEndpoint } : {}) });
     const sns = new SNSClient({ ...clientConfig, ...(sqsEndpoint ? { endpoint: sqsEndpoint } : {}) });
     const dynamodb = new DynamoDBClient({ ...clientConfig, ...(dynamoEndpoint ? { endpoint: dynamoEndpoint } : {}) });
