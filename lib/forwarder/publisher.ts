@@ -345,6 +345,8 @@ export class EventPublisher {
             this.#busyGroups.delete(slot.group!);
             this.#countOut(slot.group!);
           }
+          // A hold's send ends apart from any batch: the groups it frees may have later versions waiting.
+          this.#signal();
         };
         const task = this.#publish(batch, signal, finish, (held) => {
           const holding = held.then(finish);

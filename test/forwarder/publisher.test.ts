@@ -288,7 +288,8 @@ describe('EventPublisher against fauxqs', () => {
   });
   describe('the own-write hold (ownWriteHoldMs)', () => {
     /** The entries of every PublishBatch, in the order sent: `<key>@<rv>` and the `writer` attribute. */
-    const recordingSns = () => {
+    /** An SNS client that records each entry as its publish starts, and answers `delayMs` later. */
+    const recordingSns = (delayMs = 0) => {
       const sent: Array<{ id: string; writer: string | undefined }> = [];
       const sns = new SNSClient({ endpoint: messaging.endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
       sns.middlewareStack.add(
@@ -297,6 +298,7 @@ describe('EventPublisher against fauxqs', () => {
             const body = JSON.parse(e.Message) as ClusterEvent;
             sent.push({ id: `${body.key}@${body.resourceVersion}`, writer: body.writer });
           }
+          if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
           return next(args);
         },
         { step: 'initialize', name: 'recordEntries' },
@@ -426,7 +428,9 @@ describe('EventPublisher against fauxqs', () => {
     });
 
     it('a held event’s group is free once it is sent, while the other events of its hold still wait', async () => {
-      const { sns, sent } = recordingSns();
+      // Each publish answers 50 ms after it starts: a@912 arrives while a@910's send is under way, and goes
+      // out when that send ends (nothing else wakes the publisher then).
+      const { sns, sent } = recordingSns(50);
       const metrics = new ForwarderMetrics();
       const tags = new Map<string, string>();
       let looks = 0;
