@@ -28,6 +28,7 @@ import {
 import { z } from 'zod';
 import type { ApiBudget } from '../state/bucket.ts';
 import { sharedConnections } from './connections.ts';
+import { DISPATCHER_HTTP } from './http.ts';
 import { createEksToken, type AwsCredentials } from './eks-token.ts';
 
 const ClusterEntrySchema = z.union([
@@ -295,6 +296,7 @@ export function makeBudgetedApiClient<T extends ApiType>(kubeConfig: KubeConfig,
     createConfiguration({
       baseServer: new ServerConfiguration(cluster.server, {}),
       authMethods: { default: sharedConnections(kubeConfig) },
+      httpApi: DISPATCHER_HTTP,
       promiseMiddleware: middleware,
     }),
   );

@@ -10,7 +10,11 @@ import { ApiBudget } from '../../lib/state/bucket.ts';
 import { startDynalite, type Dynalite } from '../support/dynalite.ts';
 import tls from 'node:tls';
 import { syncBuiltinESMExports } from 'node:module';
-import { KubeConfig } from '@kubernetes/client-node';
+import { HttpMethod, KubeConfig, RequestContext } from '@kubernetes/client-node';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Dispatcher } from 'undici';
+import { sendThroughDispatcher } from '../../lib/kube/http.ts';
 import { KubeTransport } from '../../lib/forwarder/kube-transport.ts';
 
 describe('KubeClients and API error helpers against the emulator', () => {
@@ -194,5 +198,86 @@ describe('connections to an https API server', () => {
     await writeFile(insecure, kubeconfigFor(kube.url, kube.auth?.adminToken));
     const skipping = await new KubeClients({ env: { KUBECONFIG: insecure } }).coreV1('local');
     assert.equal((await skipping.readNamespace({ name: 'default' })).metadata?.name, 'default');
+  });
+});
+
+describe("requests through undici's dispatcher API (lib/kube/http.ts)", () => {
+  let server: Server;
+  let base: string;
+  const received: Array<{ method?: string; url?: string; headers: Record<string, unknown>; body: string }> = [];
+  before(async () => {
+    server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk) => (body += chunk));
+      req.on('end', () => {
+        received.push({ method: req.method, url: req.url, headers: req.headers, body });
+        if (req.url === '/moved') {
+          res.writeHead(302, { location: '/elsewhere' }).end();
+          return;
+        }
+        // Two Warning headers, as an API server sends for two deprecations.
+        res.writeHead(req.url === '/missing' ? 404 : 200, [['Content-Type', 'application/json'], ['Warning', '299 - "one"'], ['Warning', '299 - "two"']]);
+        res.end(JSON.stringify({ echo: body, ünïcode: '✓' }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  test('status, lower-case headers (repeated ones joined as fetch joins them) and the body, read as text or bytes', async () => {
+    const context = new RequestContext(`${base}/api/v1/namespaces/default/configmaps?limit=5`, HttpMethod.PATCH);
+    context.setHeaderParam('Content-Type', 'application/merge-patch+json');
+    context.setBody('{"data":{"a":"1"}}');
+    const response = await sendThroughDispatcher(context);
+    assert.equal(response.httpStatusCode, 200);
+    assert.equal(response.headers['content-type'], 'application/json');
+    assert.equal(response.headers.warning, '299 - "one", 299 - "two"');
+    assert.deepEqual(JSON.parse(await response.body.text()), { echo: '{"data":{"a":"1"}}', ünïcode: '✓' });
+    assert.deepEqual(JSON.parse((await response.body.binary()).toString('utf8')).ünïcode, '✓', 'the body is read once, and kept');
+    const sent = received.at(-1)!;
+    assert.deepEqual([sent.method, sent.url, sent.headers['content-type']], ['PATCH', '/api/v1/namespaces/default/configmaps?limit=5', 'application/merge-patch+json']);
+  });
+
+  test('a 404 and a redirect reach the caller as they are (no redirect followed)', async () => {
+    assert.equal((await sendThroughDispatcher(new RequestContext(`${base}/missing`, HttpMethod.GET))).httpStatusCode, 404);
+    const moved = await sendThroughDispatcher(new RequestContext(`${base}/moved`, HttpMethod.GET));
+    assert.deepEqual([moved.httpStatusCode, moved.headers.location], [302, '/elsewhere']);
+    assert.notEqual(received.at(-1)!.url, '/elsewhere');
+  });
+
+  test('an aborted request rejects; a body that is not a string goes through fetch', async () => {
+    const aborted = new RequestContext(`${base}/x`, HttpMethod.GET);
+    aborted.setSignal(AbortSignal.abort());
+    await assert.rejects(sendThroughDispatcher(aborted), (error: Error) => error.name === 'AbortError' || /abort/i.test(error.message));
+    const form = new RequestContext(`${base}/form`, HttpMethod.POST);
+    form.setBody(new URLSearchParams({ a: '1' }));
+    assert.equal((await sendThroughDispatcher(form)).httpStatusCode, 200);
+    assert.equal(received.at(-1)!.body, 'a=1');
+  });
+
+  test("the functions' API clients send through it, over the kubeconfig's pool", async () => {
+    const kube = await startKubeApi({ tls: true });
+    const dir = await mkdtemp(join(tmpdir(), 'claimflow-dispatch-'));
+    const original = Dispatcher.prototype.request;
+    let requests = 0;
+    Dispatcher.prototype.request = function (this: Dispatcher, ...args: unknown[]) {
+      requests++;
+      return (original as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof original;
+    try {
+      const file = join(dir, 'kubeconfig');
+      await kube.writeKubeconfig(file);
+      const core = await new KubeClients({ env: { KUBECONFIG: file } }).coreV1('local');
+      const created = await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'through' }, data: { a: '1' } } });
+      await assert.rejects(core.createNamespacedConfigMap({ namespace: 'default', body: created }), (error) => isAlreadyExists(error));
+      const read = await core.readNamespacedConfigMap({ name: 'through', namespace: 'default' });
+      assert.deepEqual(read.data, { a: '1' });
+      assert.equal(requests, 3);
+    } finally {
+      Dispatcher.prototype.request = original;
+      await kube.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
