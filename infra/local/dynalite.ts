@@ -36,11 +36,43 @@ export function patchDynalite(): void {
   };
 }
 
+/** Requests each dynalite server is answering (counted from its creation, for {@link stopDynalite}). */
+const answering = new WeakMap<Server, { count: number; drained: Array<() => void> }>();
+
 /** A dynalite server (in memory, tables created at once), patched, not yet listening. */
 export function createDynalite(): Server {
   patchDynalite();
   const dynalite = require('dynalite') as (options: { createTableMs?: number; deleteTableMs?: number; updateTableMs?: number }) => Server;
-  return dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  const state = { count: 0, drained: [] as Array<() => void> };
+  answering.set(server, state);
+  server.on('request', (_request, response) => {
+    state.count++;
+    response.once('close', () => {
+      if (--state.count === 0) for (const resolve of state.drained.splice(0)) resolve();
+    });
+  });
+  return server;
+}
+
+/**
+ * Stops a dynalite server without cutting a request it is working on: it takes no new connection, the
+ * requests under way are answered (for `graceMs` at most), then every connection is closed and its database
+ * with them. A connection cut mid-request leaves dynalite reading a closed database, and it throws that
+ * error where no one can catch it (an uncaught exception in whatever process it runs in).
+ */
+export async function stopDynalite(server: Server, graceMs = 2000): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const state = answering.get(server);
+  if (state && state.count > 0) {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([new Promise<void>((resolve) => state.drained.push(resolve)), new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+    clearTimeout(timer);
+  }
+  // Kept-alive connections would hold the close open: nothing is being answered on them now.
+  server.closeAllConnections();
+  await closed;
 }
 
 /** {@link createDynalite}, listening on `port` (default: any free one) of 127.0.0.1. */

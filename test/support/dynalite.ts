@@ -14,7 +14,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createDocumentClient, type DocumentClient } from '../../lib/state/client.ts';
 import { createTables } from '../../lib/state/tables.ts';
 import type { TableNames } from '../../lib/state/schema.ts';
-import { listenDynalite } from '../../infra/local/dynalite.ts';
+import { listenDynalite, stopDynalite } from '../../infra/local/dynalite.ts';
 
 
 /** Static credentials dynalite accepts (it checks the signature's shape, not its validity). */
@@ -70,9 +70,7 @@ export async function startDynalite(options: DynaliteOptions = {}): Promise<Dyna
       doc.destroy();
       client.destroy();
       if (!server) return;
-      const running = server;
-      running.closeAllConnections?.();
-      await new Promise<void>((resolve) => running.close(() => resolve()));
+      await stopDynalite(server);
     },
   };
 }

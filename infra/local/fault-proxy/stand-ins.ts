@@ -10,7 +10,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startFauxqs, type FauxqsServer } from 'fauxqs';
 import type { AwsService } from './errors.ts';
-import { listenDynalite } from '../dynalite.ts';
+import { listenDynalite, stopDynalite } from '../dynalite.ts';
 
 
 export interface AwsStandIns {
@@ -35,8 +35,7 @@ export async function startAwsStandIns(options: { region?: string } = {}): Promi
     fauxqs,
     dynalite,
     async stop() {
-      dynalite.closeAllConnections();
-      await new Promise<void>((ok) => dynalite.close(() => ok()));
+      await stopDynalite(dynalite);
       await fauxqs.stop();
     },
   };

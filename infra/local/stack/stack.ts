@@ -40,7 +40,7 @@ import { forgetCluster } from './cluster-state.ts';
 import { checkParams, knownParams, ParamError } from './params.ts';
 import { Scheduler, type ScheduledTarget } from './schedule.ts';
 import { seedLocalCluster } from './local-cluster.ts';
-import { listenDynalite } from '../dynalite.ts';
+import { listenDynalite, stopDynalite } from '../dynalite.ts';
 import { applyShippedRbac, forwarderServiceAccount, manifestsDir, planIdentities, requestServiceAccountToken, tokenKubeconfig, type IdentityPlan } from './identities.ts';
 import type { KubeObject } from '../kube-api/types.ts';
 import { compileTemplate, type CfnTemplate } from './template.ts';
@@ -315,14 +315,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       onStop('fauxqs', () => q.stop());
       sqsEndpoint = `http://127.0.0.1:${q.port}`;
       const dynalite = await listenDynalite();
-      onStop(
-        'dynalite',
-        () =>
-          new Promise<void>((ok) => {
-            dynalite.closeAllConnections?.();
-            dynalite.close(() => ok());
-          }),
-      );
+      onStop('dynalite', () => stopDynalite(dynalite));
       dynamoEndpoint = `http://127.0.0.1:${(dynalite.address() as AddressInfo).port}`;
     } else if (awsEndpoint !== REAL_AWS) {
       sqsEndpoint = awsEndpoint;
