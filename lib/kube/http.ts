@@ -10,8 +10,10 @@
  * a body read once.
  *
  * Unlike `fetch` it follows no redirect (an API server answers in place; a 3xx reaches the caller as a
- * non-2xx status, as any other). A body that is not a string (form data, URL parameters: no call of ours
- * sends one) goes through client-node's default library.
+ * non-2xx status, as any other) and asks for no compression (`fetch` sends `Accept-Encoding: gzip`; the API
+ * server compresses only large answers, and the functions read single objects and selected lists). A body
+ * that is not a string (form data, URL parameters: no call of ours sends one) goes through client-node's
+ * default library.
  *
  * @example
  * createConfiguration({ baseServer, authMethods: { default: sharedConnections(kubeConfig) }, httpApi: DISPATCHER_HTTP });
