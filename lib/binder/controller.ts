@@ -23,7 +23,8 @@
  */
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import { createSqsClient } from '../runtime/sqs.ts';
 import { isNotFound } from '../kube/errors.ts';
 import { compareQuantities } from '../kube/quantity.ts';
 import type { EventRecorder } from '../kube/recorder.ts';
@@ -47,7 +48,6 @@ import { loadClaimSnapshot, loadClasses, loadVolumeSnapshot, type SnapshotStats 
 import { syncClaim } from './sync-claim.ts';
 import { syncVolume } from './sync-volume.ts';
 import type { BinderEvent, PersistentVolume, PersistentVolumeClaim, StorageClass, SyncResult } from './types.ts';
-import { SDK_LOGGER } from '../runtime/sdk-logger.ts';
 
 /** Everything one reconcile uses; built from the runtime context, or by tests and benches directly. */
 export interface BinderDeps {
@@ -124,7 +124,7 @@ export function createBinderController(options: BinderControllerOptions = {}): C
     },
     async reconcile(request, ctx): Promise<ReconcileResult> {
       const queueUrl = options.queueUrl ?? process.env[ENV.queueUrl.binder];
-      const sender = new RequeueSender((sqs ??= options.sqs ?? new SQSClient({ logger: SDK_LOGGER })), `binder-${Date.now()}`);
+      const sender = new RequeueSender((sqs ??= options.sqs ?? createSqsClient()), `binder-${Date.now()}`);
       const deps: BinderDeps = {
         cluster: request.cluster,
         cache: new ObjectCache(ctx.doc, ctx.tables.cache, { indexer: indexAttributes }),

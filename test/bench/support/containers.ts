@@ -5,7 +5,7 @@
  * thread (function-thread.ts).
  */
 import { performance } from 'node:perf_hooks';
-import { SQSClient } from '@aws-sdk/client-sqs';
+import { createSqsClient } from '../../../lib/runtime/sqs.ts';
 import type { Context, SQSEvent } from 'aws-lambda';
 import { createSqsHandler, type SqsHandler } from '../../../lib/runtime/handler.ts';
 import { createDocumentClient } from '../../../lib/state/client.ts';
@@ -19,7 +19,6 @@ import { StorageOSProvisioner } from '../../../lib/provisioner/provisioners/stor
 import { StorageOSClient } from '../../../lib/storage/storageos/client.ts';
 import { LOCAL_CREDENTIALS, STORAGE_API_CREDENTIALS } from '../../../infra/local/stack/stack.ts';
 import { type BucketWrite, type KubeRequestLog, MeteredKubeClients, meterDynamo, meterSqs, type Tally } from './meter.ts';
-import { SDK_LOGGER } from '../../../lib/runtime/sdk-logger.ts';
 
 export type FunctionName = 'binder' | 'provisioner';
 
@@ -90,7 +89,7 @@ export function containerBuilder(spec: ContainerSpec, meters: ContainerMeters): 
   const clientConfig = { region: spec.region, credentials: LOCAL_CREDENTIALS };
   const doc = createDocumentClient({ ...clientConfig, endpoint: spec.dynamodbEndpoint });
   meterDynamo(doc, tally, 'dynamo ', { onBucketWrite: (w) => meters.bucketWrites.push(w) });
-  const sqs = new SQSClient({ ...clientConfig, endpoint: spec.sqsEndpoint, logger: SDK_LOGGER });
+  const sqs = createSqsClient({ ...clientConfig, endpoint: spec.sqsEndpoint });
   meterSqs(sqs, tally);
   const budget = budgetFromEnv({ KUBE_API_QPS: String(spec.budget.qps), KUBE_API_BURST: String(spec.budget.burst) });
   const common = { doc, tables: spec.tables, sqs, queueUrl: spec.queueUrl, dlqUrl: spec.dlqUrl, maxReceiveCount: Number(env.MAX_RECEIVE_COUNT ?? 5) };
