@@ -600,6 +600,10 @@ export function measure(bench: BenchStack, before: Snapshot, after: Snapshot, ru
         requestsPerOp: per(sum(aws, (k) => k.startsWith('forwarder dynamo request '))),
         readUnitsPerOp: per(fwdRru),
         writeUnitsPerOp: per(fwdWru),
+        conditionalFailuresPerOp: per(aws['forwarder dynamo conditionalFailures'] ?? 0),
+        requestsByUsePerOp: Object.fromEntries(
+          Object.entries(aws).filter(([k]) => k.startsWith('forwarder dynamo use ')).sort(([, a], [, b]) => b - a).map(([k, v]) => [k.slice('forwarder dynamo use '.length), per(v)]),
+        ),
       },
     },
     sns: { publishedPerOp: per(published), publishRequestsPerOp: per(aws.publishRequests ?? 0), avgMessageBytes: round(avgMessageBytes, 0), deliveriesPerOp: per(deliveries) },
