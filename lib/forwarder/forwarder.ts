@@ -84,8 +84,13 @@ export interface Forwarder {
   isLeader(): boolean;
   /** Standby: true. Leader: true once every kind has synced. */
   isReady(): boolean;
-  /** Resolves when everything queued so far is published. */
+  /**
+   * Resolves when everything queued so far is published and its bookmark saved (the bookmark interval is
+   * cut short).
+   */
   flush(): Promise<void>;
+  /** Events waiting to be published, held ones included (0 while standing by); bookmarks not counted. */
+  readonly backlog: number;
   /** Stops watching, flushes the queue, releases the lease, closes the server. Idempotent. */
   stop(): Promise<void>;
 }
@@ -204,6 +209,9 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
     metrics,
     get port() {
       return port;
+    },
+    get backlog() {
+      return publisher?.depth ?? 0;
     },
     isLeader: () => leading,
     isReady: () => !leading || reflectors.every((r) => r.hasSynced),

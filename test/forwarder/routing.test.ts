@@ -74,6 +74,7 @@ describe('forwarder: every change reaches exactly the queues whose filter admits
       'every change on every queue',
     );
     await forwarder.flush();
+    assert.equal(forwarder.backlog, 0, 'nothing left to publish after a flush');
     await collector.drain();
 
     for (const queue of Object.keys(QUEUE_FILTERS)) {

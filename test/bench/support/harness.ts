@@ -409,14 +409,15 @@ export class BenchStack {
   /**
    * Waits until the pipeline is idle: the forwarder has published what it saw, the functions' queues are
    * empty (nothing visible, nothing in flight), no invocation runs, and nothing happened for `quietMs`.
+   * The forwarder's backlog is watched, not flushed: a flush saves its bookmarks at once, which a quiet
+   * cluster's forwarder would not (the one-at-a-time runs would count the bench's saves).
    */
   async settle(options: { quietMs?: number; timeoutMs?: number } = {}): Promise<boolean> {
     const quietMs = options.quietMs ?? 1500;
     const deadline = performance.now() + (options.timeoutMs ?? 120_000);
     const urls = this.#queues().consumed.map((q) => this.stack.queues[q].url);
     while (performance.now() < deadline) {
-      await this.forwarder?.flush();
-      const busy = this.pools.some((p) => p.inFlight > 0 || performance.now() - p.lastActivity < quietMs);
+      const busy = (this.forwarder?.backlog ?? 0) > 0 || this.pools.some((p) => p.inFlight > 0 || performance.now() - p.lastActivity < quietMs);
       if (!busy) {
         const depths = await Promise.all(urls.map((u) => this.#depth(u)));
         if (depths.every((d) => d.visible === 0 && d.inFlight === 0)) {
