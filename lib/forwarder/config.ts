@@ -20,6 +20,7 @@
  * | `--queue-capacity` | `QUEUE_CAPACITY` | `1000` |
  * | `--watch-silence` | `WATCH_SILENCE` | `5m` |
  * | `--own-write-hold` | `OWN_WRITE_HOLD` | `100ms`: how long an untagged MODIFIED volume or claim waits for its writer's tag (`0` = none) |
+ * | `--bookmark-interval` | `BOOKMARK_INTERVAL` | `10s`: how long a watch's bookmark waits to be saved, coalescing later ones (a crash replays at most that much) |
  * | `--heartbeat-interval` | `HEARTBEAT_INTERVAL` | `1m` (the leader's heartbeat, heartbeat.ts; `0` = none) |
  * | `--cloudwatch-namespace` | `CLOUDWATCH_NAMESPACE` | none: no CloudWatch heartbeat metric (`claimflow` in EKS) |
  *
@@ -44,6 +45,8 @@ export interface ForwarderConfig {
   watchSilenceMs: number;
   /** How long an untagged MODIFIED volume or claim event waits for a controller's write-back tag. */
   ownWriteHoldMs: number;
+  /** How long a watch's bookmark waits to be saved (publisher.ts `DEFAULT_BOOKMARK_INTERVAL_MS`). */
+  bookmarkIntervalMs: number;
   /** 0: no heartbeat. */
   heartbeatIntervalMs: number;
   /** CloudWatch namespace of the heartbeat metric; undefined: none. */
@@ -58,6 +61,16 @@ export interface ForwarderConfig {
  * tag appears; only a user's edit waits the whole time.
  */
 export const DEFAULT_OWN_WRITE_HOLD_MS = 100;
+
+/**
+ * How long a bookmark waits to be saved, ms, coalescing every later one of its kind meanwhile. Only a crash
+ * or a lost lease needs the saved bookmark (a graceful stop saves at once): the successor then
+ * replays at most this much of each watch: a refused conditional cache write and a publish per replayed
+ * event, and no delivery (SNS FIFO deduplication drops a version published within the last 5 minutes). At one second a claim's bind or provision saved 4.4–5.3 bookmarks in a quiet cluster (a third
+ * of the forwarder's DynamoDB requests); at ten seconds a quiet cluster saves at most one per kind per
+ * ten seconds, well inside the API server's watch history (a bookmark older than that history relists).
+ */
+export const DEFAULT_BOOKMARK_INTERVAL_MS = 10_000;
 
 /** Parses `15s`, `500ms`, `2m`, `1h` or a number of milliseconds. */
 export function parseDuration(text: string): number {
@@ -90,6 +103,7 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
       'queue-capacity': { type: 'string' },
       'watch-silence': { type: 'string' },
       'own-write-hold': { type: 'string' },
+      'bookmark-interval': { type: 'string' },
       'heartbeat-interval': { type: 'string' },
       'cloudwatch-namespace': { type: 'string' },
     },
@@ -138,6 +152,7 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
     queueCapacity: integer(pick('queue-capacity', 'QUEUE_CAPACITY') ?? '1000', 'queue capacity'),
     watchSilenceMs: parseDuration(pick('watch-silence', 'WATCH_SILENCE') ?? '5m'),
     ownWriteHoldMs: parseDuration(pick('own-write-hold', 'OWN_WRITE_HOLD') ?? String(DEFAULT_OWN_WRITE_HOLD_MS)),
+    bookmarkIntervalMs: parseDuration(pick('bookmark-interval', 'BOOKMARK_INTERVAL') ?? String(DEFAULT_BOOKMARK_INTERVAL_MS)),
     heartbeatIntervalMs: parseDuration(pick('heartbeat-interval', 'HEARTBEAT_INTERVAL') ?? '1m'),
     cloudwatchNamespace: pick('cloudwatch-namespace', 'CLOUDWATCH_NAMESPACE'),
   };

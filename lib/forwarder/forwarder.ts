@@ -16,7 +16,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { SNSClient } from '@aws-sdk/client-sns';
 import { ObjectCache } from '../state/cache.ts';
 import { indexAttributes } from '../kube/cache-index.ts';
-import { DEFAULT_OWN_WRITE_HOLD_MS } from './config.ts';
+import { DEFAULT_BOOKMARK_INTERVAL_MS, DEFAULT_OWN_WRITE_HOLD_MS } from './config.ts';
 import { createEventReview } from './review.ts';
 import type { DocumentClient } from '../state/client.ts';
 import type { TableNames } from '../state/schema.ts';
@@ -62,6 +62,11 @@ export interface ForwarderOptions {
    * {@link DEFAULT_OWN_WRITE_HOLD_MS}; 0 sends it at once.
    */
   ownWriteHoldMs?: number;
+  /**
+   * How long a watch's bookmark waits to be saved, coalescing the later ones (publisher.ts
+   * `progressIntervalMs`). Default {@link DEFAULT_BOOKMARK_INTERVAL_MS}.
+   */
+  bookmarkIntervalMs?: number;
   /** How long stop() waits for the queue to drain. Default 25000. */
   shutdownFlushMs?: number;
   tombstoneTtlSeconds?: number;
@@ -141,6 +146,7 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
       onError: (err) => logger.warn('publish failed; retrying', { error: (err as Error).message }),
       review,
       ownWriteHoldMs: options.ownWriteHoldMs ?? DEFAULT_OWN_WRITE_HOLD_MS,
+      progressIntervalMs: options.bookmarkIntervalMs ?? DEFAULT_BOOKMARK_INTERVAL_MS,
     });
 
   let publisher: EventPublisher | undefined;

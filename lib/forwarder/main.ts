@@ -35,6 +35,7 @@ async function main(): Promise<void> {
     queueCapacity: config.queueCapacity,
     watchSilenceMs: config.watchSilenceMs,
     ownWriteHoldMs: config.ownWriteHoldMs,
+    bookmarkIntervalMs: config.bookmarkIntervalMs,
     logger,
     defaultMetrics: true,
     heartbeat:

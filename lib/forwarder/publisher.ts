@@ -19,9 +19,10 @@
  *   order, once they and everything before them are published; `onProgress` is then called with their
  *   markers (the forwarder saves its bookmark there), so a bookmark never runs ahead of what the topic
  *   accepted. Markers are reported beside the publish loop, one call at a time, consecutive markers of a
- *   kind coalesced: a bookmark write never holds up the next batch. Plain bookmarks are reported at most
- *   every `progressIntervalMs` (a restart replays at most that much, and the FIFO deduplication drops the
- *   replays); a completed LIST, flush() and stop() report at once.
+ *   kind coalesced: a bookmark write never holds up the next batch. Plain bookmarks are reported
+ *   `progressIntervalMs` after the first of them not yet reported (a crash replays at most that much; the
+ *   cache refuses the older versions and the FIFO deduplication drops the replays); a completed LIST,
+ *   flush() and stop() report at once.
  *
  * @example
  * const publisher = new EventPublisher({ sns, topicArn, metrics, onProgress: async (p) => save(p) });
@@ -31,6 +32,7 @@
  */
 import { PublishBatchCommand, type PublishBatchRequestEntry, type SNSClient } from '@aws-sdk/client-sns';
 import { messageAttributes, messageDeduplicationId, messageGroupId, type ClusterEvent, type WatchedKind } from '../runtime/message.ts';
+import { DEFAULT_BOOKMARK_INTERVAL_MS } from './config.ts';
 import type { ForwarderMetrics } from './metrics.ts';
 import type { EventReview, ReviewedEvent } from './review.ts';
 
@@ -87,8 +89,10 @@ export interface PublisherOptions {
   /** Most events held at once (default {@link DEFAULT_MAX_HELD}); past it they are sent at once, untagged. */
   maxHeld?: number;
   /**
-   * Bookmarks are reported at most this often, ms (default 1000): a watch streaming events saves its
-   * bookmark once a second, not once per batch. A completed LIST, flush() and stop() report at once.
+   * Bookmarks are reported this long after the first of them not yet reported, ms (default
+   * {@link DEFAULT_BOOKMARK_INTERVAL_MS}), so at most once per interval: a watch streaming events saves its
+   * bookmark once per interval, not once per batch, and one object's handful of versions saves one
+   * bookmark, not two. A completed LIST, flush() and stop() report at once.
    */
   progressIntervalMs?: number;
 }
@@ -173,8 +177,7 @@ export class EventPublisher {
   /** Items out of the queue whose progress is not yet reported, and the report under way. */
   #retired: PublishItem[] = [];
   #reporting: Promise<void> | undefined;
-  /** When progress was last reported; flush() and stop() waiting for it (they cut the interval short). */
-  #lastReport = 0;
+  /** flush() and stop() waiting for the progress reported (they cut the interval short). */
   #urgent = 0;
   #wakeReporter: (() => void) | undefined;
   /** discard() was called: nothing retired afterwards may move a bookmark (items before it were dropped). */
@@ -383,7 +386,8 @@ export class EventPublisher {
     const items = this.#queue.splice(0, count).map((slot) => slot.item);
     this.#options.metrics.queueDepth.set(this.#queue.length);
     this.#release(this.#spaceWaiters);
-    this.#retired.push(...items);
+    // Only the progress markers wait for the report: the published events are let go.
+    this.#retired.push(...items.map((item) => (item.progress ? { progress: item.progress } : {})));
     this.#reporting ??= this.#reportRetired();
   }
 
@@ -394,8 +398,9 @@ export class EventPublisher {
     while (this.#retired.length > 0) {
       const items = this.#retired.splice(0);
       if (!this.#discarded && items.some((item) => item.progress)) {
-        // Plain bookmarks wait out the interval (more arrive meanwhile and are coalesced with them).
-        const wait = this.#lastReport + (this.#options.progressIntervalMs ?? 1000) - Date.now();
+        // Plain bookmarks wait out the interval from the first of them (more arrive meanwhile and are
+        // coalesced with them): a burst of events saves one bookmark per kind, not one at once and one after.
+        const wait = this.#options.progressIntervalMs ?? DEFAULT_BOOKMARK_INTERVAL_MS;
         if (wait > 0 && this.#urgent === 0 && !items.some((item) => item.progress?.listComplete)) {
           await new Promise<void>((resolve) => {
             const timer = setTimeout(done, wait);
@@ -410,7 +415,6 @@ export class EventPublisher {
         }
         if (!this.#discarded) {
           await this.#reportProgress(items);
-          this.#lastReport = Date.now();
         }
       }
       this.#finished += items.length;

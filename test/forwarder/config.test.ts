@@ -24,6 +24,9 @@ describe('forwarder configuration', () => {
     assert.equal(config.ownWriteHoldMs, 100);
     assert.equal(loadConfig([], { ...base, OWN_WRITE_HOLD: '0' }).ownWriteHoldMs, 0);
     assert.equal(loadConfig(['--own-write-hold', '250ms'], { ...base, OWN_WRITE_HOLD: '0' }).ownWriteHoldMs, 250);
+    assert.equal(loadConfig([], base).bookmarkIntervalMs, 10_000);
+    assert.equal(loadConfig([], { ...base, BOOKMARK_INTERVAL: '2s' }).bookmarkIntervalMs, 2_000);
+    assert.equal(loadConfig(['--bookmark-interval', '500ms'], { ...base, BOOKMARK_INTERVAL: '2s' }).bookmarkIntervalMs, 500);
   });
 
   it('lets flags win over the environment', () => {
@@ -42,5 +45,6 @@ describe('forwarder configuration', () => {
     assert.throws(() => loadConfig(['--kinds', 'Pod'], base), /unknown kind Pod/);
     assert.throws(() => loadConfig(['--http-port=x1'], base), ForwarderConfigError);
     assert.throws(() => loadConfig([], { ...base, OWN_WRITE_HOLD: 'briefly' }), /invalid duration/);
+    assert.throws(() => loadConfig([], { ...base, BOOKMARK_INTERVAL: 'soon' }), /invalid duration/);
   });
 });

@@ -252,6 +252,44 @@ describe('EventPublisher against fauxqs', () => {
     await collector.until(() => collector.received['label-sync'].filter((e) => e.key.startsWith('s-')).length === 40, 20_000, 'all 40');
   });
 
+  it("saves one bookmark per kind for a short run of events, an interval after its first (not one at once and one after)", async () => {
+    const saved: Array<{ kind: string; rv: number; at: number }> = [];
+    const publisher = new EventPublisher({
+      sns: messaging.sns,
+      topicArn: messaging.topicArn,
+      metrics: new ForwarderMetrics(),
+      progressIntervalMs: 1000,
+      onProgress: async (p) => void saved.push({ kind: p.kind, rv: Number(p.rv), at: performance.now() }),
+    });
+    publisher.start();
+    try {
+      // A quiet publisher, then one claim's handful of versions: a few ms apart, two kinds.
+      const started = performance.now();
+      let rv = 7000;
+      for (let i = 0; i < 5; i++) {
+        await publisher.enqueue({ event: event(`t-${i % 2}`, ++rv), progress: { kind: i % 2 ? 'Node' : 'PersistentVolume', rv: String(rv) } });
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      // Published well within this (the publisher used to save the first bookmark as soon as it was).
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.equal(publisher.depth, 0, 'published');
+      assert.equal(saved.length, 0, 'no bookmark saved before the interval is out');
+      const deadline = Date.now() + 5_000;
+      while (saved.length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.deepEqual(
+        saved.map(({ kind, rv }) => ({ kind, rv })).sort((a, b) => a.rv - b.rv),
+        [{ kind: 'Node', rv: 7004 }, { kind: 'PersistentVolume', rv: 7005 }],
+        'one save per kind, each the last of its kind',
+      );
+      const collector = new QueueCollector(messaging);
+      await collector.until(() => collector.received['label-sync'].filter((e) => e.key.startsWith('t-')).length === 5, 20_000, 'all 5');
+      for (const s of saved) assert.ok(s.at - started >= 950, `saved ${Math.round(s.at - started)} ms after the first event`);
+    } finally {
+      await publisher.stop();
+    }
+  });
+
   it('omits the object of a message over the SNS size limit', async () => {
     const publisher = new EventPublisher({ sns: messaging.sns, topicArn: messaging.topicArn, metrics: new ForwarderMetrics(), onError: (e) => console.error('ERR', (e as Error).message) });
     publisher.start();
