@@ -20,6 +20,7 @@
  *   they come from the deletion, the API server's own finalizers and at most one controller write (the
  *   provisioner's finalizer patch after its DELETE, written back), and holding them would slow every
  *   deletion down to save that one message;
+ * - a claim's ADDED event is not looked at: no controller creates claims;
  * - anything else → unchanged. The review drops nothing: every version it is given reaches every
  *   subscriber that did not write it (the reflector has already left out a version older than the entry
  *   its own cache write found, reflector.ts).
@@ -31,6 +32,11 @@ import { ObjectCache, writerOfVersion } from '../state/cache.ts';
 
 /** Kinds controllers write back to the cache. */
 export const REVIEWED_KINDS: ReadonlySet<string> = new Set(['PersistentVolume', 'PersistentVolumeClaim']);
+/**
+ * Of those, the kinds a controller creates (the provisioner's volumes): only their ADDED events can be a
+ * controller's own. No controller creates a claim, so a claim's ADDED is a user's and costs no read.
+ */
+export const CREATED_KINDS: ReadonlySet<string> = new Set(['PersistentVolume']);
 
 export type ReviewOutcome = 'own-write';
 
@@ -57,7 +63,9 @@ export interface ReviewedEvent {
 export type EventReview = (events: readonly ClusterEvent[]) => Promise<Array<ReviewedEvent | undefined>>;
 
 const reviewable = (event: ClusterEvent): boolean =>
-  !event.writer && (event.type === 'ADDED' || event.type === 'MODIFIED' || event.type === 'SYNC') && REVIEWED_KINDS.has(event.kind);
+  !event.writer &&
+  REVIEWED_KINDS.has(event.kind) &&
+  (event.type === 'MODIFIED' || event.type === 'SYNC' || (event.type === 'ADDED' && CREATED_KINDS.has(event.kind)));
 
 /** The object is being deleted: its versions are the deletion's and its finalizers' (never held). */
 const terminating = (event: ClusterEvent): boolean => Boolean((event.object as { metadata?: { deletionTimestamp?: unknown } } | undefined)?.metadata?.deletionTimestamp);

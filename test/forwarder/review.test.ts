@@ -72,6 +72,7 @@ describe('forwarder review: retag own writes that lost the race', () => {
       { name: 'REQUEUE is never reviewed', in: event('PersistentVolume', 'moved-on', 30, { type: 'REQUEUE' }), out: event('PersistentVolume', 'moved-on', 30, { type: 'REQUEUE' }) },
       { name: 'already tagged', in: event('PersistentVolume', 'moved-on', 30, { writer: 'provisioner' }), out: event('PersistentVolume', 'moved-on', 30, { writer: 'provisioner' }) },
       { name: 'a kind no controller writes back', in: event('Node', 'moved-on', 30), out: event('Node', 'moved-on', 30) },
+      { name: 'a claim’s ADDED: never a controller’s own (none creates claims)', in: event('PersistentVolumeClaim', 'ns/fresh', 80, { type: 'ADDED' }), out: event('PersistentVolumeClaim', 'ns/fresh', 80, { type: 'ADDED' }) },
     ];
     const reviewed = await review(cases.map((c) => c.in));
     for (const [index, c] of cases.entries()) assert.deepEqual(reviewed[index], c.held ? { event: c.out, untagged: true } : { event: c.out }, c.name);
@@ -82,7 +83,7 @@ describe('forwarder review: retag own writes that lost the race', () => {
     let reads = 0;
     const doc = { send: (c: unknown) => { reads++; return (db.doc.send as (x: unknown) => Promise<unknown>)(c); } } as unknown as typeof db.doc;
     const review = createEventReview({ doc, table: db.tables.cache });
-    const events = [event('Node', 'n1', 1), event('PersistentVolume', 'x', 2, { type: 'DELETED' })];
+    const events = [event('Node', 'n1', 1), event('PersistentVolume', 'x', 2, { type: 'DELETED' }), event('PersistentVolumeClaim', 'ns/new', 3, { type: 'ADDED' })];
     assert.deepEqual(await review(events), events.map((e) => ({ event: e })));
     assert.equal(reads, 0);
   });
