@@ -13,6 +13,7 @@ import { syncBuiltinESMExports } from 'node:module';
 import { HttpMethod, KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { Dispatcher } from 'undici';
 import { sendThroughDispatcher } from '../../lib/kube/http.ts';
 import { KubeTransport } from '../../lib/forwarder/kube-transport.ts';
@@ -215,6 +216,12 @@ describe("requests through undici's dispatcher API (lib/kube/http.ts)", () => {
           res.writeHead(302, { location: '/elsewhere' }).end();
           return;
         }
+        if (req.url === '/large' && /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''))) {
+          // As an API server answers a large LIST to a client that asks for gzip.
+          res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' });
+          res.end(gzipSync(JSON.stringify({ items: Array.from({ length: 2000 }, (_, i) => ({ name: `pv-${i}` })) })));
+          return;
+        }
         // Two Warning headers, as an API server sends for two deprecations.
         res.writeHead(req.url === '/missing' ? 404 : 200, [['Content-Type', 'application/json'], ['Warning', '299 - "one"'], ['Warning', '299 - "two"']]);
         res.end(JSON.stringify({ echo: body, ünïcode: '✓' }));
@@ -237,6 +244,24 @@ describe("requests through undici's dispatcher API (lib/kube/http.ts)", () => {
     assert.deepEqual(JSON.parse((await response.body.binary()).toString('utf8')).ünïcode, '✓', 'the body is read once, and kept');
     const sent = received.at(-1)!;
     assert.deepEqual([sent.method, sent.url, sent.headers['content-type']], ['PATCH', '/api/v1/namespaces/default/configmaps?limit=5', 'application/merge-patch+json']);
+  });
+
+  test('asks for gzip as fetch does and decompresses a gzipped answer, read as text, bytes or a stream; a caller-set encoding is kept', async () => {
+    const expected = { items: Array.from({ length: 2000 }, (_, i) => ({ name: `pv-${i}` })) };
+    const large = await sendThroughDispatcher(new RequestContext(`${base}/large`, HttpMethod.GET));
+    assert.equal(received.at(-1)!.headers['accept-encoding'], 'gzip');
+    assert.equal(large.headers['content-encoding'], 'gzip', 'the server did compress it');
+    assert.deepEqual(JSON.parse(await large.body.text()), expected);
+    const bytes = await sendThroughDispatcher(new RequestContext(`${base}/large`, HttpMethod.GET));
+    assert.deepEqual(JSON.parse((await bytes.body.binary()).toString('utf8')), expected);
+    const streamed = await sendThroughDispatcher(new RequestContext(`${base}/large`, HttpMethod.GET));
+    assert.deepEqual(JSON.parse(await new Response(streamed.body.stream()).text()), expected);
+    const plain = new RequestContext(`${base}/large`, HttpMethod.GET);
+    plain.setHeaderParam('Accept-Encoding', 'identity');
+    const uncompressed = await sendThroughDispatcher(plain);
+    assert.equal(received.at(-1)!.headers['accept-encoding'], 'identity');
+    assert.equal(uncompressed.headers['content-encoding'], undefined);
+    assert.deepEqual(Object.keys(JSON.parse(await uncompressed.body.text())), ['echo', 'ünïcode']);
   });
 
   test('a 404 and a redirect reach the caller as they are (no redirect followed)', async () => {
