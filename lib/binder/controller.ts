@@ -40,7 +40,7 @@ import { BinderApi } from './api.ts';
 import { applyActions } from './apply.ts';
 import { ANN_BIND_COMPLETED, ANN_STORAGE_PROVISIONER, ClaimPhase, Reason, VolumePhase } from './constants.ts';
 import { accessModesIndexKey, checkAccessModes, claimRequest, claimToClaimKey, getPersistentVolumeClaimClass, getPersistentVolumeClass, hasAnnotation, persistentVolumeClaimHasClass } from './helpers.ts';
-import { prefetchKey } from '../state/key-state.ts';
+import { prefetchKey, type PrefetchedItems } from '../state/key-state.ts';
 import { findMatchingVolume } from './match.ts';
 import { getDefaultClass, isDelayBindingMode } from './provision.ts';
 import { BinderMetric } from './metrics.ts';
@@ -206,13 +206,14 @@ async function reconcileClass(request: Pick<ReconcileRequest, 'key' | 'cached'>,
 async function reconcileClaim(request: Pick<ReconcileRequest, 'key' | 'event' | 'cached' | 'prefetched' | 'retry'>, deps: BinderDeps): Promise<BinderOutcome> {
   const outcome: BinderOutcome = { writes: 0, stats: { queries: 1, itemsRead: 0 }, enqueued: 0 };
   const hit = await cachedEntry(request, 'PersistentVolumeClaim', deps);
+  if (overtakenByDeletion(request, hit)) return outcome;
   if (!hit || hit.deleted) {
     // deleteClaim: the volume it was bound to is released now rather than at the next resync.
     const last = (hit?.object ?? request.event.object) as PersistentVolumeClaim | undefined;
     const volumeName = last?.spec?.volumeName;
     if (volumeName) {
       const volume = await deps.cache.get(deps.cluster, 'PersistentVolume', volumeName);
-      if (volume && !volume.deleted && !(await releaseInline(request, volumeName, volume, deps, outcome))) {
+      if (volume && !volume.deleted && !(await releaseInline(request, volumeName, volume, deps, outcome, hit))) {
         await deps.enqueue('PersistentVolume', volumeName, volume.uid, String(volume.rv), `claim-deleted-${last?.metadata?.uid}`);
         outcome.enqueued++;
       }
@@ -276,11 +277,22 @@ async function reconcileClaim(request: Pick<ReconcileRequest, 'key' | 'event' | 
  * message group makes one of them fail. Answers false when it failed: the caller requeues the volume as
  * upstream does (nothing is lost; the volume's own sync decides).
  */
-async function releaseInline(request: Pick<ReconcileRequest, 'event'>, volumeName: string, volume: CachedObject, deps: BinderDeps, outcome: BinderOutcome): Promise<boolean> {
+async function releaseInline(
+  request: Pick<ReconcileRequest, 'key' | 'event'>,
+  volumeName: string,
+  volume: CachedObject,
+  deps: BinderDeps,
+  outcome: BinderOutcome,
+  claimTombstone: CachedObject | undefined,
+): Promise<boolean> {
   if (deps.inlineRelease === false) return false;
   try {
     const event: ClusterEvent = { ...request.event, kind: 'PersistentVolume', type: 'REQUEUE', key: volumeName, uid: volume.uid, resourceVersion: String(volume.rv) };
-    const inner = await reconcileVolume({ key: volumeName, event, cached: volume }, deps);
+    // The claim's tombstone, just read, is what the volume's sync would read again.
+    const prefetched: PrefetchedItems | undefined = claimTombstone
+      ? { cache: new Map([[prefetchKey('PersistentVolumeClaim', request.key), claimTombstone]]), control: new Map() }
+      : undefined;
+    const inner = await reconcileVolume({ key: volumeName, event, cached: volume, ...(prefetched ? { prefetched } : {}) }, deps);
     outcome.writes += inner.writes;
     outcome.enqueued += inner.enqueued;
     outcome.stats.queries += inner.stats.queries;
@@ -291,6 +303,18 @@ async function releaseInline(request: Pick<ReconcileRequest, 'event'>, volumeNam
     deps.logger?.info('syncing the deleted claim’s volume failed; the volume is requeued', { volume: volumeName, error: String(error) });
     return false;
   }
+}
+
+/**
+ * A change of an object whose deletion the cache already holds (a tombstone at a newer version): the
+ * deletion's own DELETED message comes after it in the same message group and does the deletion's work
+ * (release the volume, turn the claim Lost), so this one does nothing instead of doing it first and then
+ * again. A claim's or volume's last change before its deletion (the deletion timestamp, a finalizer
+ * removed) usually reaches the binder after the object is gone.
+ */
+function overtakenByDeletion(request: Pick<ReconcileRequest, 'event'>, hit: CachedObject | undefined): boolean {
+  const type = request.event.type;
+  return hit?.deleted === true && (type === 'ADDED' || type === 'MODIFIED') && Number(request.event.resourceVersion) < hit.rv;
 }
 
 /**
@@ -338,6 +362,7 @@ async function enqueueVolumesNamingClaim(key: string, uid: string | undefined, a
 async function reconcileVolume(request: Pick<ReconcileRequest, 'key' | 'event' | 'cached' | 'prefetched'>, deps: BinderDeps): Promise<BinderOutcome> {
   const outcome: BinderOutcome = { writes: 0, stats: { queries: 1, itemsRead: 0 }, enqueued: 0 };
   const hit = await cachedEntry(request, 'PersistentVolume', deps);
+  if (overtakenByDeletion(request, hit)) return outcome;
   if (!hit || hit.deleted) {
     // deleteVolume: its claim turns Lost now rather than at the next resync.
     const last = (hit?.object ?? request.event.object) as PersistentVolume | undefined;

@@ -145,7 +145,9 @@ export async function loadClaimSnapshot(
 /**
  * The snapshot syncVolume needs. The claim comes from the cache; when it is missing there and the
  * volume is neither Released nor Failed, or its uid differs from the claimRef's, from a live GET
- * (upstream: informer, then API server), so a volume is never released on a stale cache.
+ * (upstream: informer, then API server), so a volume is never released on a stale cache. A tombstone of
+ * the very claim the volume names (the claimRef's uid) needs no GET: the cache saw that claim deleted,
+ * which is more than upstream's informer miss (a claim not synced yet), and a uid never comes back.
  */
 export async function loadVolumeSnapshot(
   sources: SnapshotSources,
@@ -161,7 +163,8 @@ export async function loadVolumeSnapshot(
   const hit = read !== undefined ? (read ?? undefined) : await sources.cache.get(sources.cluster, 'PersistentVolumeClaim', `${namespace}/${name}`);
   let claim = hit && !hit.deleted ? (hit.object as unknown as PersistentVolumeClaim) : undefined;
   const phase = volume.status?.phase;
-  if (!claim && phase !== VolumePhase.Released && phase !== VolumePhase.Failed) {
+  const seenDeleted = hit?.deleted === true && hit.uid === ref.uid;
+  if (!claim && !seenDeleted && phase !== VolumePhase.Released && phase !== VolumePhase.Failed) {
     claim = await sources.api.readClaim(namespace, name);
   } else if (claim && claim.metadata.uid !== ref.uid) {
     claim = await sources.api.readClaim(namespace, name);

@@ -64,8 +64,9 @@ describe('binder shell against the emulator and dynalite', () => {
     }
   }
   /** `retry`: what the runtime says of a redelivery or of a key with a failure on record. */
-  const reconcile = (kind: WatchedKind, key: string, options: { retry?: boolean } = {}): Promise<BinderOutcome> =>
-    reconcileBinder({ kind, key, event: { v: 1, cluster: CLUSTER, kind, type: options.retry ? 'REQUEUE' : 'MODIFIED', key, uid: '', resourceVersion: '0', observedAt: new Date().toISOString() }, retry: options.retry ?? false }, deps);
+  /** A message of the key: MODIFIED, REQUEUE with `retry`, or `type` (a deletion's DELETED). */
+  const reconcile = (kind: WatchedKind, key: string, options: { retry?: boolean; type?: 'DELETED' } = {}, using: BinderDeps = deps): Promise<BinderOutcome> =>
+    reconcileBinder({ kind, key, event: { v: 1, cluster: CLUSTER, kind, type: options.type ?? (options.retry ? 'REQUEUE' : 'MODIFIED'), key, uid: '', resourceVersion: '0', observedAt: new Date().toISOString() }, retry: options.retry ?? false }, using);
 
   type PVExtra = { policy?: string; className?: string; claimRef?: { name: string; uid?: string }; modes?: string[] };
   /** A volume created and cached, its syncVolume (Pending → Available) run. */
@@ -247,7 +248,7 @@ describe('binder shell against the emulator and dynalite', () => {
     await reconcile('PersistentVolumeClaim', `${ns}/del`);
     for (const name of ['keep', 'del']) {
       await deletePVC(name);
-      await reconcile('PersistentVolumeClaim', `${ns}/${name}`); // deleteClaim → its volume's sync, inline
+      await reconcile('PersistentVolumeClaim', `${ns}/${name}`, { type: 'DELETED' }); // deleteClaim → its volume's sync, inline
     }
     assert.deepEqual(queue.map((q) => q.key), [], 'both volumes synced in their claim’s deletion reconcile');
     const kept = await pv(`${ns}-keep`);
@@ -271,7 +272,7 @@ describe('binder shell against the emulator and dynalite', () => {
     const bound = await pv(`${ns}-moved`);
     await core.replacePersistentVolume({ name: `${ns}-moved`, body: { ...bound, metadata: { ...bound.metadata, labels: { touched: 'yes' } } } });
     for (const name of ['moved', 'upstream']) await deletePVC(name);
-    const outcome = await reconcile('PersistentVolumeClaim', `${ns}/moved`);
+    const outcome = await reconcile('PersistentVolumeClaim', `${ns}/moved`, { type: 'DELETED' });
     assert.equal(outcome.enqueued, 1);
     assert.deepEqual(queue.map((q) => q.key), [`${ns}-moved`], 'the refused release requeues the volume');
     assert.equal((await pv(`${ns}-moved`)).status?.phase, 'Bound', 'nothing written over the newer version');
@@ -286,6 +287,40 @@ describe('binder shell against the emulator and dynalite', () => {
     assert.equal((await pv(`${ns}-upstream`)).status?.phase, 'Released');
   });
 
+  it('a change its deletion overtook does nothing; the DELETED message releases the volume, with no live GET of a claim the cache saw deleted', async () => {
+    await createPV(`${ns}-over`, '1Gi');
+    await createPVC('over', '1Gi');
+    await reconcile('PersistentVolumeClaim', `${ns}/over`);
+    const last = await pvc('over');
+    assert.equal(last.status?.phase, 'Bound');
+    await deletePVC('over'); // the cache holds its tombstone
+    let liveReads = 0;
+    const api = new Proxy(deps.api, {
+      get(target, property) {
+        if (property === 'readClaim') {
+          return (...args: Parameters<typeof target.readClaim>) => {
+            liveReads++;
+            return target.readClaim(...args);
+          };
+        }
+        const value = Reflect.get(target, property, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const counted: BinderDeps = { ...deps, api };
+    // The claim's last change before it went (its version, older than the tombstone) reaches the binder after.
+    const overtaken = await reconcileBinder(
+      { kind: 'PersistentVolumeClaim', key: `${ns}/over`, event: { v: 1, cluster: CLUSTER, kind: 'PersistentVolumeClaim', type: 'MODIFIED', key: `${ns}/over`, uid: last.metadata!.uid!, resourceVersion: last.metadata!.resourceVersion!, object: json(last), observedAt: new Date().toISOString() } },
+      counted,
+    );
+    assert.deepEqual([overtaken.writes, overtaken.enqueued, queue.length], [0, 0, 0], 'nothing done: the DELETED message follows');
+    assert.equal((await pv(`${ns}-over`)).status?.phase, 'Bound');
+    await reconcile('PersistentVolumeClaim', `${ns}/over`, { type: 'DELETED' }, counted);
+    assert.equal((await pv(`${ns}-over`)).status?.phase, 'Released', 'released by the deletion');
+    assert.equal(liveReads, 0, 'the tombstone holds the claimRef uid: no GET (upstream GETs after an informer miss)');
+    assert.deepEqual(queue, []);
+  });
+
   it('a claim whose volume is deleted becomes Lost', async () => {
     await createPV(`${ns}-gone`, '1Gi');
     await createPVC('loses', '1Gi');
@@ -295,7 +330,7 @@ describe('binder shell against the emulator and dynalite', () => {
     const stuck = await pv(`${ns}-gone`);
     await core.replacePersistentVolume({ name: `${ns}-gone`, body: { ...stuck, metadata: { ...stuck.metadata, finalizers: [] } } });
     await observePV(`${ns}-gone`);
-    await reconcile('PersistentVolume', `${ns}-gone`); // deleteVolume → requeue its claim
+    await reconcile('PersistentVolume', `${ns}-gone`, { type: 'DELETED' }); // deleteVolume → requeue its claim
     await drain();
     const claim = await pvc('loses');
     assert.equal(claim.status?.phase, 'Lost');

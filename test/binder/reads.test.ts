@@ -12,6 +12,10 @@ import { indexAttributes } from '../../lib/kube/cache-index.ts';
 import { ObjectCache } from '../../lib/state/cache.ts';
 import type { DocumentClient } from '../../lib/state/client.ts';
 import { startBinderShell, type BinderShell } from './shell.ts';
+import { loadVolumeSnapshot } from '../../lib/binder/snapshot.ts';
+import type { BinderApi } from '../../lib/binder/api.ts';
+import type { PersistentVolume } from '../../lib/binder/types.ts';
+import type { CachedObject } from '../../lib/state/cache.ts';
 
 const CLUSTER = 'reads';
 const json = <T>(o: unknown): T => JSON.parse(JSON.stringify(o)) as T;
@@ -23,6 +27,20 @@ describe('binder: cache reads per reconcile', () => {
     await shell.core.createNamespace({ body: { metadata: { name: 'app' } } });
   });
   after(() => shell.stop());
+
+  it('a Bound volume whose claim the cache saw deleted (a tombstone with the claimRef uid) reads nothing live; any other miss GETs the claim, as upstream', async () => {
+    let live = 0;
+    const sources = { cluster: CLUSTER, cache: shell.cache, api: { readClaim: async () => void live++ } as unknown as BinderApi };
+    const volume = { metadata: { name: 'v1' }, spec: { claimRef: { namespace: 'app', name: 'gone', uid: 'uid-1' } }, status: { phase: 'Bound' } } as unknown as PersistentVolume;
+    const read = (entry: CachedObject | null) => new Map([[prefetchKey('PersistentVolumeClaim', 'app/gone'), entry]]);
+    const tombstone = (uid: string): CachedObject => ({ object: { metadata: { name: 'gone', namespace: 'app', uid } }, rv: 9, uid, deleted: true });
+    assert.deepEqual(await loadVolumeSnapshot(sources, volume, read(tombstone('uid-1'))), { volume });
+    assert.equal(live, 0, 'seen deleted: gone for good');
+    assert.deepEqual(await loadVolumeSnapshot(sources, volume, read(tombstone('uid-0'))), { volume });
+    assert.equal(live, 1, 'the tombstone of an older claim of that name says nothing of this one');
+    await loadVolumeSnapshot(sources, volume, read(null));
+    assert.equal(live, 2, 'not in the cache: maybe not synced yet');
+  });
 
   it('a volume pre-bound to an unbound claim reads the claim once and requeues it at the version read (upstream\'s path)', async () => {
     const claim = await shell.core.createNamespacedPersistentVolumeClaim({
