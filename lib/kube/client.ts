@@ -30,7 +30,7 @@ import type { ApiBudget } from '../state/bucket.ts';
 import { sharedConnections } from './connections.ts';
 import { DISPATCHER_HTTP } from './http.ts';
 import { createEksToken, type AwsCredentials } from './eks-token.ts';
-import { SDK_LOGGER } from '../runtime/sdk-logger.ts';
+import { sdkClientConfig } from '../runtime/sdk-client.ts';
 
 const ClusterEntrySchema = z.union([
   z.object({
@@ -199,7 +199,7 @@ export class KubeClients {
       return { kubeConfig, expiresAt: Infinity };
     }
     if ('kubeconfigSecretArn' in entry) {
-      this.#secrets ??= new SecretsManagerClient({ logger: SDK_LOGGER });
+      this.#secrets ??= new SecretsManagerClient(sdkClientConfig());
       const secret = await this.#secrets.send(new GetSecretValueCommand({ SecretId: entry.kubeconfigSecretArn }));
       if (!secret.SecretString) throw new ClusterConfigError(`secret ${entry.kubeconfigSecretArn} holds no kubeconfig`);
       const kubeConfig = loadKubeconfig(secret.SecretString, `the kubeconfig in secret ${entry.kubeconfigSecretArn}`);
@@ -213,7 +213,7 @@ export class KubeClients {
   async #loadEks(cluster: string, eks: { name: string; region?: string; endpoint?: string; caData?: string }): Promise<CachedConfig> {
     const region = eks.region ?? this.#env.AWS_REGION ?? this.#env.AWS_DEFAULT_REGION;
     if (!region) throw new ClusterConfigError(`no region for EKS cluster ${eks.name}`);
-    this.#eks ??= new EKSClient({ region, logger: SDK_LOGGER });
+    this.#eks ??= new EKSClient({ ...sdkClientConfig(), region });
     let { endpoint, caData } = eks;
     if (!endpoint || !caData) {
       const { cluster: described } = await this.#eks.send(new DescribeClusterCommand({ name: eks.name }));

@@ -24,7 +24,7 @@ import { KCM_CLIENT_DEFAULTS } from '../state/bucket.ts';
 import { createDocumentClient, type DocumentClient } from '../state/client.ts';
 import type { TableNames } from '../state/schema.ts';
 import { CONTROLLERS, SERVICE, queueNames, tableNamesOf, UsageError } from './controllers.ts';
-import { SDK_LOGGER } from '../runtime/sdk-logger.ts';
+import { sdkClientConfig } from '../runtime/sdk-client.ts';
 
 /** One queue as the CLI addresses it. */
 export interface QueueRef {
@@ -176,7 +176,7 @@ export async function resolveAwsTarget(options: TargetOptions & { stage: string 
   const region = options.region ?? env.AWS_REGION ?? env.AWS_DEFAULT_REGION;
   if (!region) throw new UsageError('no region: pass --region or set AWS_REGION');
   const stackName = options.stackName ?? `${SERVICE}-${options.stage}`;
-  const cfn = options.clients?.cloudformation ?? new CloudFormationClient({ region, logger: SDK_LOGGER });
+  const cfn = options.clients?.cloudformation ?? new CloudFormationClient({ ...sdkClientConfig(), region });
   const physical = new Map<string, string>();
   let outputs: Record<string, string>;
   try {
@@ -207,7 +207,7 @@ export async function resolveAwsTarget(options: TargetOptions & { stage: string 
   const number = (text: string | undefined, fallback: number) => (text && Number(text) > 0 ? Number(text) : fallback);
   const sqs = options.clients?.sqs ?? createSqsClient({ region }, env);
   const doc = options.clients?.doc ?? createDocumentClient({ region });
-  const cloudwatch = options.clients?.cloudwatch ?? new CloudWatchClient({ region, logger: SDK_LOGGER });
+  const cloudwatch = options.clients?.cloudwatch ?? new CloudWatchClient({ ...sdkClientConfig(), region });
   return {
     mode: 'aws',
     description: `stage ${options.stage} (stack ${stackName}, ${region})`,

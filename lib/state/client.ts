@@ -4,13 +4,13 @@
  */
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { SDK_LOGGER } from '../runtime/sdk-logger.ts';
+import { sdkClientConfig } from '../runtime/sdk-client.ts';
 
 export type DocumentClient = DynamoDBDocumentClient;
 
 /** A document client that drops `undefined` attributes and keeps numbers exact where they fit. */
 export function createDocumentClient(config: DynamoDBClientConfig = {}): DocumentClient {
-  return DynamoDBDocumentClient.from(new DynamoDBClient({ logger: SDK_LOGGER, ...config }), {
+  return DynamoDBDocumentClient.from(new DynamoDBClient({ ...sdkClientConfig(), ...config }), {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
     unmarshallOptions: { wrapNumbers: false },
   });

@@ -12,7 +12,7 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import { z } from 'zod';
 import { ENV } from '../runtime/reconcile.ts';
 import { StorageError } from './errors.ts';
-import { SDK_LOGGER } from '../runtime/sdk-logger.ts';
+import { sdkClientConfig } from '../runtime/sdk-client.ts';
 
 /** Environment variable naming the Secrets Manager secret with the storage API credentials. */
 export const STORAGE_API_SECRET_ARN = 'STORAGE_API_SECRET_ARN';
@@ -117,7 +117,7 @@ export class SecretCredentialsSource implements StorageCredentialsSource {
 
   #read(): Promise<StorageCredentials> {
     this.#reads++;
-    const client = (this.#client ??= new SecretsManagerClient({ logger: SDK_LOGGER }));
+    const client = (this.#client ??= new SecretsManagerClient(sdkClientConfig()));
     const read = (async () => {
       let secretString: string | undefined;
       try {

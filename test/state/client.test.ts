@@ -2,6 +2,7 @@
  * The AWS SDK clients claimflow builds skip the SDK logger's redacted copies of every request and response
  * (lib/runtime/sdk-logger.ts): the copy walks a whole DynamoDB item against the operation's schema on each
  * call, to hand to a logger that drops it. A plain client is the control that shows the probe sees copies.
+ * They send through undici (lib/runtime/sdk-client.ts), not `node:http`.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,6 +11,7 @@ import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dyn
 import { createDocumentClient, type DocumentClient } from '../../lib/state/client.ts';
 import { createSqsClient } from '../../lib/runtime/sqs.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, startDynalite, type Dynalite } from '../support/dynalite.ts';
+import { Dispatcher } from 'undici';
 
 /** Counts the calls of the redaction functions the logger middleware would run for each request. */
 function countRedactions(doc: DocumentClient): { count: number } {
@@ -74,5 +76,32 @@ describe('AWS SDK clients: no log copies for a logger that drops them', () => {
     const own = { trace() {}, debug() {}, info() {}, warn() {}, error() {} };
     assert.equal(createSqsClient({ region: LOCAL_REGION, logger: own }).config.logger, own);
     sqs.destroy();
+  });
+
+  test('requests go through undici, one dispatcher request per call (a plain client uses node:http)', async () => {
+    const original = Dispatcher.prototype.request;
+    let requests = 0;
+    Dispatcher.prototype.request = function (this: Dispatcher, ...args: unknown[]) {
+      requests++;
+      return (original as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof original;
+    const config = { endpoint: db.endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
+    const doc = createDocumentClient(config);
+    const plain = DynamoDBDocumentClient.from(new DynamoDBClient(config));
+    try {
+      assert.deepEqual(await putAndGet(plain), item);
+      assert.equal(requests, 0, 'the control: the default handler is node:http');
+      assert.deepEqual(await putAndGet(doc), item);
+      assert.equal(requests, 2);
+      // A client's destroy() ends its own handler, not the pool the others share.
+      const other = createDocumentClient(config);
+      doc.destroy();
+      assert.deepEqual(await putAndGet(other), item);
+      other.destroy();
+    } finally {
+      Dispatcher.prototype.request = original;
+      doc.destroy();
+      plain.destroy();
+    }
   });
 });

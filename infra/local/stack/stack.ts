@@ -45,7 +45,7 @@ import { applyShippedRbac, forwarderServiceAccount, manifestsDir, planIdentities
 import type { KubeObject } from '../kube-api/types.ts';
 import { compileTemplate, type CfnTemplate } from './template.ts';
 import { readWiring, type FunctionDef, type Wiring } from './wiring.ts';
-import { SDK_LOGGER } from '../../../lib/runtime/sdk-logger.ts';
+import { sdkClientConfig } from '../../../lib/runtime/sdk-client.ts';
 
 /** Any async Lambda handler (SQS batches, scheduled events). */
 export type LambdaHandler = (event: any, context: Context) => Promise<any>;
@@ -322,10 +322,10 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       dynamoEndpoint = awsEndpoint;
     }
     const realAws = awsEndpoint === REAL_AWS;
-    const clientConfig = realAws ? { region, logger: SDK_LOGGER } : { region, credentials: LOCAL_CREDENTIALS, logger: SDK_LOGGER };
-    const sqs = new SQSClient({ ...clientConfig, ...(sqsEndpoint ? { endpoint: sqsEndpoint } : {}) });
-    const sns = new SNSClient({ ...clientConfig, ...(sqsEndpoint ? { endpoint: sqsEndpoint } : {}) });
-    const dynamodb = new DynamoDBClient({ ...clientConfig, ...(dynamoEndpoint ? { endpoint: dynamoEndpoint } : {}) });
+    const clientConfig = realAws ? { region } : { region, credentials: LOCAL_CREDENTIALS };
+    const sqs = new SQSClient({ ...sdkClientConfig(), ...clientConfig, ...(sqsEndpoint ? { endpoint: sqsEndpoint } : {}) });
+    const sns = new SNSClient({ ...sdkClientConfig(), ...clientConfig, ...(sqsEndpoint ? { endpoint: sqsEndpoint } : {}) });
+    const dynamodb = new DynamoDBClient({ ...sdkClientConfig(), ...clientConfig, ...(dynamoEndpoint ? { endpoint: dynamoEndpoint } : {}) });
     const doc = createDocumentClient({ ...clientConfig, ...(dynamoEndpoint ? { endpoint: dynamoEndpoint } : {}) });
     /** What the stack reports as each service's endpoint (on real AWS, the region's). */
     const shown = {
