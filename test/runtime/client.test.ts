@@ -14,7 +14,7 @@ import { HttpMethod, KubeConfig, RequestContext } from '@kubernetes/client-node'
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
-import { Dispatcher } from 'undici';
+import { countDispatcherRequests } from '../support/dispatcher.ts';
 import { sendThroughDispatcher } from '../../lib/kube/http.ts';
 import { KubeTransport } from '../../lib/forwarder/kube-transport.ts';
 
@@ -284,12 +284,7 @@ describe("requests through undici's dispatcher API (lib/kube/http.ts)", () => {
   test("the functions' API clients send through it, over the kubeconfig's pool", async () => {
     const kube = await startKubeApi({ tls: true });
     const dir = await mkdtemp(join(tmpdir(), 'claimflow-dispatch-'));
-    const original = Dispatcher.prototype.request;
-    let requests = 0;
-    Dispatcher.prototype.request = function (this: Dispatcher, ...args: unknown[]) {
-      requests++;
-      return (original as (...a: unknown[]) => unknown).apply(this, args);
-    } as typeof original;
+    const requests = countDispatcherRequests();
     try {
       const file = join(dir, 'kubeconfig');
       await kube.writeKubeconfig(file);
@@ -298,9 +293,9 @@ describe("requests through undici's dispatcher API (lib/kube/http.ts)", () => {
       await assert.rejects(core.createNamespacedConfigMap({ namespace: 'default', body: created }), (error) => isAlreadyExists(error));
       const read = await core.readNamespacedConfigMap({ name: 'through', namespace: 'default' });
       assert.deepEqual(read.data, { a: '1' });
-      assert.equal(requests, 3);
+      assert.equal(requests.count, 3);
     } finally {
-      Dispatcher.prototype.request = original;
+      requests.restore();
       await kube.stop();
       await rm(dir, { recursive: true, force: true });
     }

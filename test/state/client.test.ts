@@ -11,7 +11,7 @@ import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dyn
 import { createDocumentClient, type DocumentClient } from '../../lib/state/client.ts';
 import { createSqsClient } from '../../lib/runtime/sqs.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, startDynalite, type Dynalite } from '../support/dynalite.ts';
-import { Dispatcher } from 'undici';
+import { countDispatcherRequests } from '../support/dispatcher.ts';
 
 /** Counts the calls of the redaction functions the logger middleware would run for each request. */
 function countRedactions(doc: DocumentClient): { count: number } {
@@ -79,27 +79,22 @@ describe('AWS SDK clients: no log copies for a logger that drops them', () => {
   });
 
   test('requests go through undici, one dispatcher request per call (a plain client uses node:http)', async () => {
-    const original = Dispatcher.prototype.request;
-    let requests = 0;
-    Dispatcher.prototype.request = function (this: Dispatcher, ...args: unknown[]) {
-      requests++;
-      return (original as (...a: unknown[]) => unknown).apply(this, args);
-    } as typeof original;
+    const requests = countDispatcherRequests();
     const config = { endpoint: db.endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
     const doc = createDocumentClient(config);
     const plain = DynamoDBDocumentClient.from(new DynamoDBClient(config));
     try {
       assert.deepEqual(await putAndGet(plain), item);
-      assert.equal(requests, 0, 'the control: the default handler is node:http');
+      assert.equal(requests.count, 0, 'the control: the default handler is node:http');
       assert.deepEqual(await putAndGet(doc), item);
-      assert.equal(requests, 2);
+      assert.equal(requests.count, 2);
       // A client's destroy() ends its own handler, not the pool the others share.
       const other = createDocumentClient(config);
       doc.destroy();
       assert.deepEqual(await putAndGet(other), item);
       other.destroy();
     } finally {
-      Dispatcher.prototype.request = original;
+      requests.restore();
       doc.destroy();
       plain.destroy();
     }
