@@ -20,6 +20,7 @@
  * | shared-volume | `bench:shared-volume` | the shared volume function (its own bench, run as it is) |
  * | label-sync | `bench:label-sync` | the node label sync (its own bench, run as it is) |
  * | kube-api | `bench:kube-api` | the API emulator itself |
+ * | aws-sdk | `bench:aws-sdk` | CPU per AWS SDK call: the SDK's default client, claimflow's, the SDK without transport |
  */
 import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
@@ -30,7 +31,7 @@ import { PRICES } from './prices.ts';
 import { CONTROLLER_HEADER, controllerRows, table, type ControllerReport } from './support/report.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const BENCHES = ['binder', 'provisioner', 'scale', 'pipeline', 'shared-volume', 'label-sync', 'kube-api'];
+const BENCHES = ['binder', 'provisioner', 'scale', 'pipeline', 'shared-volume', 'label-sync', 'kube-api', 'aws-sdk'];
 const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean);
 const selected = only ? BENCHES.filter((b) => only.includes(b)) : BENCHES;
 
@@ -103,6 +104,10 @@ if (r('kube-api')) {
   const k = r('kube-api');
   add('kube-api', 'updates/s (1 / 8 clients)', `${fmt(k.updatesPerSecond?.oneClient)} / ${fmt(k.updatesPerSecond?.eightClients)}`, 'npm run bench:kube-api');
   add('kube-api', 'watch delivery p99 ms (100 watchers)', k.watchDeliveryMs?.p99, 'npm run bench:kube-api');
+}
+if (r('aws-sdk')) {
+  const a = r('aws-sdk');
+  add('aws-sdk', 'CPU µs per GetItem: SDK default / claimflow / no transport', `${fmt(a.cpuUsPerCall?.sdkDefault?.get)} / ${fmt(a.cpuUsPerCall?.claimflow?.get)} / ${fmt(a.cpuUsPerCall?.noTransport?.get)}`, 'npm run bench:aws-sdk');
 }
 
 const controllers = ['binder', 'provisioner'].map((n) => r(n) as ControllerReport | undefined).filter((x): x is ControllerReport => x !== undefined);
