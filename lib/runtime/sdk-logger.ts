@@ -10,7 +10,7 @@
  * CPU per request, client and dynalite in one process (`npm run bench:binder` has the system-wide figure).
  *
  * @example
- * new SQSClient({ logger: SDK_LOGGER, ...config });
+ * new SQSClient({ logger: SDK_LOGGER, ...config }); // every client of ours: sdkClientConfig() (sdk-client.ts)
  */
 import type { DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 
