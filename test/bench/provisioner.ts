@@ -13,7 +13,8 @@
  *    per claim: API reads and writes by function, verb and resource (events included), messages,
  *    DynamoDB requests and units, storage calls, SQS/SNS/Lambda counts, cost per 1,000 claims.
  * 3. `delete`: the burst's claims deleted `BENCH_CONCURRENCY` at a time: claim deleted → PV gone (backend
- *    volume deleted first), p50/p99, per-claim figures, backend volumes left.
+ *    volume deleted first), p50/p99, per-claim figures, backend volumes left; `BENCH_ATTACHMENTS` (default
+ *    500) VolumeAttachments of other volumes exist meanwhile, which each deletion's guard must pass over.
  * 4. `kcmBudget`: the burst on a fresh stack at kube-controller-manager's default budget (20 QPS, burst
  *    30) for each size in `BENCH_BUDGET_SIZES` (default 100; `100,1000` for the long run): the most API
  *    requests the functions sent in one second (≤ QPS + burst) and throughput ÷ (QPS ÷ requests per claim).
@@ -29,6 +30,7 @@ process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
 
 import { performance } from 'node:perf_hooks';
 import { KCM_CLIENT_DEFAULTS } from '../../lib/state/bucket.ts';
+import type { KubeObject } from '../../infra/local/kube-api/types.ts';
 import { AWS_MODE, BenchStack, FUNCTIONS_MODE, OWN_WRITE_HOLD_MS, envNumber, envSizes, measure, pool, progress, round, runBurst, runSingles } from './support/harness.ts';
 import { printTable, type ControllerReport } from './support/report.ts';
 
@@ -37,6 +39,7 @@ const CLAIMS = envNumber('BENCH_CLAIMS', 100);
 const CONCURRENCY = envNumber('BENCH_CONCURRENCY', 20);
 const BUDGET = { qps: envNumber('BENCH_QPS', 400), burst: envNumber('BENCH_BURST', 600) };
 const BUDGET_SIZES = envSizes('BENCH_BUDGET_SIZES', [100]);
+const ATTACHMENTS = envNumber('BENCH_ATTACHMENTS', 500);
 
 const claimSpec = () => ({ accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } });
 
@@ -52,9 +55,26 @@ async function startBench(budget: { qps: number; burst: number }): Promise<Bench
   }
 }
 
+/**
+ * VolumeAttachments of `count` other volumes, on a node, written straight into the store: the cluster's
+ * attached volumes that every deletion's guard must tell apart from its own.
+ */
+function addOtherAttachments(bench: BenchStack, count: number): void {
+  const store = bench.stack.kubeApi!.store;
+  for (let i = 0; i < count; i++) {
+    store.create('storage.k8s.io/volumeattachments', {
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'VolumeAttachment',
+      metadata: { name: `csi-attached-${i}` },
+      spec: { attacher: 'attacher.claimflow.io', nodeName: 'local-node', source: { persistentVolumeName: `attached-elsewhere-${i}` } },
+    } as KubeObject);
+  }
+}
+
 /** Deletes the claims; each operation ends when its PV is gone (the backend volume deleted before it). */
 async function runDeletes(bench: BenchStack, claims: readonly string[]): Promise<Record<string, unknown>> {
   const store = bench.stack.kubeApi!.store;
+  addOtherAttachments(bench, ATTACHMENTS);
   const volumeOf = new Map<string, string>();
   for (const name of claims) {
     const claim = store.get({ resource: '/persistentvolumeclaims', namespace: 'default', name }) as { spec?: { volumeName?: string } } | undefined;
@@ -86,6 +106,7 @@ async function runDeletes(bench: BenchStack, claims: readonly string[]): Promise
     delete figures.apiBudget;
     return {
       claims: names.length,
+      otherAttachments: ATTACHMENTS,
       volumesGone: done.length,
       ...figures,
       backendVolumesLeft: bench.stack.storageApi!.state.allVolumes().length,

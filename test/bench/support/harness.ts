@@ -507,6 +507,8 @@ export function measure(bench: BenchStack, before: Snapshot, after: Snapshot, ru
   let rru = 0;
   let wru = 0;
   let dynamoRequests = 0;
+  let itemsScanned = 0;
+  let itemsReturned = 0;
   for (const p of bench.pools) {
     const t = fns[p.name];
     // requeues any function sent to this queue (REQUEUE events) arrive as first receives too
@@ -521,6 +523,8 @@ export function measure(bench: BenchStack, before: Snapshot, after: Snapshot, ru
     gbSeconds += fnGbSeconds;
     rru += t['dynamo rru'] ?? 0;
     wru += t['dynamo wru'] ?? 0;
+    itemsScanned += t['dynamo itemsScanned'] ?? 0;
+    itemsReturned += t['dynamo itemsReturned'] ?? 0;
     dynamoRequests += fnReq;
     const fnRequests = requests.filter((r) => r.fn === p.name);
     const fnReads = fnRequests.filter((r) => READ_VERBS.has(r.verb)).length;
@@ -596,7 +600,14 @@ export function measure(bench: BenchStack, before: Snapshot, after: Snapshot, ru
     },
     messagesPerOp: per(messages),
     dynamo: {
-      functions: { requestsPerOp: per(dynamoRequests), readUnitsPerOp: per(rru), writeUnitsPerOp: per(wru), capacityUnitsPerOp: per(rru + wru) },
+      functions: {
+        requestsPerOp: per(dynamoRequests),
+        readUnitsPerOp: per(rru),
+        writeUnitsPerOp: per(wru),
+        capacityUnitsPerOp: per(rru + wru),
+        queryItemsScannedPerOp: per(itemsScanned),
+        queryItemsReturnedPerOp: per(itemsReturned),
+      },
       forwarder: {
         requestsPerOp: per(sum(aws, (k) => k.startsWith('forwarder dynamo request '))),
         readUnitsPerOp: per(fwdRru),

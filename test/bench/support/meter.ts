@@ -50,7 +50,9 @@ const DYNAMO_READS = /^(Get|Query|Scan|BatchGet|BatchGetItem|GetItem|TransactGet
 /**
  * Counts DynamoDB requests by command (`request GetCommand`), the read and write request units DynamoDB
  * reports (asked for with ReturnConsumedCapacity=TOTAL) as `rru` / `wru`, and failed conditional writes
- * (`conditionalFailures`, also added to `wru` as one unit each: DynamoDB charges them).
+ * (`conditionalFailures`, also added to `wru` as one unit each: DynamoDB charges them), and the items
+ * Queries and Scans read (`itemsScanned`, what DynamoDB charges for) and returned (`itemsReturned`, what
+ * travels and is parsed: fewer when a filter drops some).
  */
 export function meterDynamo(client: MeteredClient, tally: Tally, prefix = '', options: { onBucketWrite?: (write: BucketWrite) => void } = {}): void {
   client.middlewareStack.add(
@@ -66,6 +68,11 @@ export function meterDynamo(client: MeteredClient, tally: Tally, prefix = '', op
         const consumed = (out.output as { ConsumedCapacity?: { CapacityUnits?: number } | Array<{ CapacityUnits?: number }> }).ConsumedCapacity;
         const units = [consumed ?? []].flat().reduce((n, c) => n + (c.CapacityUnits ?? 0), 0);
         tally.add(`${prefix}${read ? 'rru' : 'wru'}`, units);
+        const counted = out.output as { Count?: number; ScannedCount?: number };
+        if (typeof counted.ScannedCount === 'number') {
+          tally.add(`${prefix}itemsScanned`, counted.ScannedCount);
+          tally.add(`${prefix}itemsReturned`, counted.Count ?? 0);
+        }
         const key = input.Key as { pk?: unknown } | undefined;
         const values = input.ExpressionAttributeValues as { ':n'?: unknown } | undefined;
         if (options.onBucketWrite && /^Update(Item)?Command$/.test(command) && typeof key?.pk === 'string' && key.pk.startsWith('bucket#') && values?.[':n'] !== undefined) {
