@@ -8,7 +8,7 @@
  * indexAttributes('c1', 'PersistentVolume', pv);
  * // { matchPk: 'c1#gold#ReadWriteOnce', matchSk: '000000000000001073741824#pv-1' }
  */
-import type { CacheIndexer, IndexAttributes, IndexedObject } from '../state/indexes.ts';
+import { ATTACHMENT_SOURCE, NO_ATTACHMENT_SOURCE, type CacheIndexer, type IndexAttributes, type IndexedObject } from '../state/indexes.ts';
 import { claimRefPk, padBytes, pendingClaimPk, resyncPk, volumeMatchPk, volumeMatchSk } from '../state/schema.ts';
 import { AnnBetaStorageClass } from './annotations.ts';
 import { getPersistentVolumeClaimClass } from './objects.ts';
@@ -74,9 +74,19 @@ export function claimIndexAttributes(cluster: string, claim: IndexedObject): Ind
   };
 }
 
+/**
+ * The filter attribute of a VolumeAttachment (lib/state/indexes.ts): the PV it names, so the provisioner's
+ * delete guard reads only the attachments of the volume it deletes. Its spec is immutable: set once.
+ */
+export function attachmentFilterAttributes(attachment: IndexedObject): IndexAttributes {
+  const name = attachment.spec?.source?.persistentVolumeName;
+  return { [ATTACHMENT_SOURCE]: typeof name === 'string' && name !== '' ? name : NO_ATTACHMENT_SOURCE };
+}
+
 /** The index attributes an object of `kind` carries in the cache; `{}` for kinds no index holds. */
 export const indexAttributes: CacheIndexer = (cluster, kind, object) => {
   if (kind === 'PersistentVolume') return volumeIndexAttributes(cluster, object);
   if (kind === 'PersistentVolumeClaim') return claimIndexAttributes(cluster, object);
+  if (kind === 'VolumeAttachment') return attachmentFilterAttributes(object);
   return {};
 };

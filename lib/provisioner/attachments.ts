@@ -9,11 +9,12 @@
  * just before `Provisioner.delete`; the lister is the DynamoDB object cache the forwarder fills.
  *
  * @example
- * const attachments = await new CachedVolumeAttachments(cache, 'c1').list();
+ * const attachments = await new CachedVolumeAttachments(cache, 'c1').list(pv.metadata.name);
  * const blocked = canDeleteVolume(pv, attachments); // VolumeAttachedError | undefined
  * if (blocked) throw blocked;
  */
 import type { ObjectCache } from '../state/cache.ts';
+import { ATTACHMENT_SOURCE } from '../state/indexes.ts';
 import type { ObjectMeta, PersistentVolume } from '../kube/objects.ts';
 
 /** `storage.k8s.io/v1` VolumeAttachment, the fields the provisioner reads (its spec is immutable). */
@@ -30,9 +31,13 @@ export interface VolumeAttachment {
   status?: { attached?: boolean; [field: string]: unknown };
 }
 
-/** Lists the VolumeAttachments of one cluster (upstream `vaLister.List(labels.Everything())`). */
+/**
+ * Lists the VolumeAttachments of one cluster (upstream `vaLister.List(labels.Everything())`). Given a PV's
+ * name, a lister may leave out attachments that name another PV: callers match again
+ * ({@link canDeleteVolume}), so returning all of them is always right.
+ */
 export interface VolumeAttachmentLister {
-  list(): Promise<VolumeAttachment[]>;
+  list(volumeName?: string): Promise<VolumeAttachment[]>;
 }
 
 /**
@@ -85,7 +90,12 @@ export function detachedVolumeName(
   return attachedVolumeName((entry?.object ?? lastSeen) as VolumeAttachment | undefined);
 }
 
-/** The VolumeAttachments of `cluster` in the DynamoDB object cache (one paginated Query of the kind). */
+/**
+ * The VolumeAttachments of `cluster` in the DynamoDB object cache: one paginated, strongly consistent Query
+ * of the kind. Given a PV's name, the Query filters on the attachments' source (`vaSource`, see
+ * lib/state/indexes.ts), so a deletion receives the few that name its volume, not every attachment of the
+ * cluster; an attachment cached before that attribute existed is always returned.
+ */
 export class CachedVolumeAttachments implements VolumeAttachmentLister {
   readonly #cache: ObjectCache;
   readonly #cluster: string;
@@ -95,9 +105,12 @@ export class CachedVolumeAttachments implements VolumeAttachmentLister {
     this.#cluster = cluster;
   }
 
-  async list(): Promise<VolumeAttachment[]> {
+  async list(volumeName?: string): Promise<VolumeAttachment[]> {
+    const entries = volumeName
+      ? this.#cache.listWhere(this.#cluster, 'VolumeAttachment', ATTACHMENT_SOURCE, volumeName)
+      : this.#cache.list(this.#cluster, 'VolumeAttachment');
     const out: VolumeAttachment[] = [];
-    for await (const entry of this.#cache.list(this.#cluster, 'VolumeAttachment')) out.push(entry.object as VolumeAttachment);
+    for await (const entry of entries) out.push(entry.object as VolumeAttachment);
     return out;
   }
 }

@@ -258,7 +258,7 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
     if (!pvEntry || pvEntry.deleted) return;
     const pv = pvEntry.object as PersistentVolume;
     if (!planVolumeSync(config, provisioner, { signal: new AbortController().signal }, pv).delete) return;
-    if (canDeleteVolume(pv, await new CachedVolumeAttachments(cache, cluster).list())) return;
+    if (canDeleteVolume(pv, await new CachedVolumeAttachments(cache, cluster).list(pvName))) return;
     const target = volumeRequeuer();
     if (!target) {
       ctx.logger.warn('attachment gone but no provisioner queue to requeue its volume; the volume’s backoff retries it', { pv: pvName });

@@ -88,7 +88,7 @@ export async function syncVolume(deps: VolumeSyncDeps, pv: PersistentVolume | un
   const started = clock();
   let attachments: VolumeAttachment[];
   try {
-    attachments = await deps.attachments.list();
+    attachments = await deps.attachments.list(current.metadata.name);
   } catch (err) {
     const e = new Error(`failed to list volumeattachments: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     return failed(e, [{ on: 'volume', type: 'Warning', reason: EventReason.VolumeFailedDelete, message: e.message }]);

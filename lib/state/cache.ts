@@ -376,6 +376,26 @@ export class ObjectCache {
   }
 
   /**
+   * The live objects of a kind whose filter `attribute` (lib/state/indexes.ts) equals `value`, and those
+   * cached before the attribute existed (they lack it: the caller matches them itself), in key order.
+   * Strongly consistent, as {@link list}; DynamoDB still reads, and charges for, the whole partition, but
+   * only the matches travel and are parsed.
+   */
+  async *listWhere(cluster: string, kind: string, attribute: string, value: string): AsyncIterable<CachedObject> {
+    for await (const item of this.#query({
+      TableName: this.table,
+      KeyConditionExpression: 'pk = :pk',
+      FilterExpression: '(#a = :v OR attribute_not_exists(#a)) AND #deleted <> :true',
+      ExpressionAttributeNames: { '#a': attribute, '#deleted': 'deleted' },
+      ExpressionAttributeValues: { ':pk': cachePk(cluster, kind), ':v': value, ':true': true },
+      ConsistentRead: true,
+    })) {
+      const entry = this.#live(item);
+      if (entry && !entry.deleted) yield entry;
+    }
+  }
+
+  /**
    * Objects in one of the cache's sparse indexes (see `indexes.ts` for what each holds), ascending by the
    * index's range key. `from` is an inclusive lower bound on the range key; `limit` caps the number of
    * objects yielded. Eventually consistent, as every GSI read.

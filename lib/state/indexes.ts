@@ -46,8 +46,22 @@ export type CacheIndexName = keyof typeof CACHE_INDEX_KEYS;
  */
 export const REGISTERED_INDEXES: ReadonlyArray<{ index: CacheIndexName; kind: string }> = [{ index: VOLUME_MATCH_INDEX, kind: 'PersistentVolume' }];
 
-/** The index attribute names, all of them: removed from an item when the object stops qualifying. */
-export const INDEX_ATTRIBUTES = ['matchPk', 'matchSk', 'claimRefPk', 'pendingPk', 'pendingSk', 'resyncPk'] as const;
+/**
+ * Filter attributes: computed by the indexer like the index keys, but held by no index. A consistent Query
+ * of a kind's partition filters on one ({@link ObjectCache.listWhere}), so only the matching items travel:
+ *
+ * | attribute | on | value |
+ * |---|---|---|
+ * | {@link ATTACHMENT_SOURCE} | VolumeAttachments | `spec.source.persistentVolumeName`; {@link NO_ATTACHMENT_SOURCE} when the attachment names no PV (an inline volume's) |
+ *
+ * An item cached before its filter attribute existed lacks it; such items always match (see `listWhere`).
+ */
+export const ATTACHMENT_SOURCE = 'vaSource';
+/** {@link ATTACHMENT_SOURCE} of an attachment that names no PV ('#' is never part of a PV's name). */
+export const NO_ATTACHMENT_SOURCE = '#none';
+
+/** The index and filter attribute names, all of them: removed from an item when the object stops qualifying. */
+export const INDEX_ATTRIBUTES = ['matchPk', 'matchSk', 'claimRefPk', 'pendingPk', 'pendingSk', 'resyncPk', ATTACHMENT_SOURCE] as const;
 
 export type IndexAttributes = Partial<Record<(typeof INDEX_ATTRIBUTES)[number], string>>;
 

@@ -19,6 +19,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { CoreV1Api, KubeConfig, StorageV1Api, type V1VolumeAttachment } from '@kubernetes/client-node';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { CachedVolumeAttachments } from '../../lib/provisioner/attachments.ts';
 import { createSqsHandler } from '../../lib/runtime/handler.ts';
 import { MESSAGE_VERSION, messageGroupId, type ClusterEvent, type WatchedKind } from '../../lib/runtime/message.ts';
 import { createMetrics } from '../../lib/runtime/observability.ts';
@@ -182,6 +184,49 @@ describe('an attached volume is not deleted; its detach requeues it (runtime, bo
       assert.equal(await backoff.get(id), undefined, 'the backoff record is gone');
     });
   }
+
+  it('an attachment cached before its source was recorded still keeps the volume; others’ attachments do not', async () => {
+    const handler = handlerFor({ PROVISIONER_BACKEND: 'local' }, new LocalProvisioner(stack.storage));
+    await stack.createClass('attach-legacy', 'claimflow.io/local', { reclaimPolicy: 'Delete' });
+    const claim = await stack.createClaim('attached-legacy', 'attach-legacy', 'claimflow.io/local');
+    await fixture.send([eventFor('PersistentVolumeClaim', 'ADDED', claim)]);
+    const drain = async (): Promise<void> => {
+      for (let idle = 0; idle < 2;) {
+        const batch = await fixture.receive(0);
+        if (batch.Records.length === 0) {
+          idle++;
+          await sleep(300);
+          continue;
+        }
+        idle = 0;
+        await fixture.settle(batch, await handler(batch));
+      }
+    };
+    await drain();
+    const pvName = `pvc-${claim.metadata.uid}`;
+    const pv = await stack.core.readPersistentVolume({ name: pvName });
+    await stack.core.replacePersistentVolumeStatus({ name: pvName, body: { ...pv, status: { phase: 'Released' } } });
+    const released = await stack.observe('PersistentVolume', pvName);
+    // Attachments of other volumes, cached as this version caches them (with their source)…
+    for (let i = 0; i < 3; i++) {
+      const other = toJson<Record<string, any>>(await stack.storageV1.createVolumeAttachment({ body: volumeAttachment(`va-other-${i}`, `pv-other-${i}`, 'node-1') }));
+      await stack.cache.put(CLUSTER, 'VolumeAttachment', other);
+    }
+    // …and this volume's, cached by an earlier version: the item has no source attribute.
+    const legacy = toJson<Record<string, any>>(await stack.storageV1.createVolumeAttachment({ body: volumeAttachment('va-legacy', pvName, 'node-1') }));
+    await stack.db.doc.send(new PutCommand({
+      TableName: stack.db.tables.cache,
+      Item: { pk: `${CLUSTER}#VolumeAttachment`, sk: 'va-legacy', rv: Number(legacy.metadata.resourceVersion), uid: legacy.metadata.uid, obj: JSON.stringify(legacy), deleted: false },
+    }));
+    await fixture.send([eventFor('PersistentVolume', 'MODIFIED', released)]);
+    await drain();
+    await stack.core.readPersistentVolume({ name: pvName }); // still there
+    assert.equal((await stack.storage.listVolumes('default')).filter((v) => v.name === pvName).length, 1, 'the backend volume is kept');
+    const warnings = stack.recorder.events.filter((e) => e.object.metadata?.name === pvName && e.reason === 'VolumeFailedDelete');
+    assert.deepEqual([...new Set(warnings.map((w) => w.message))], [attachedText(pvName, 'node-1')]);
+    const listed = await new CachedVolumeAttachments(stack.cache, CLUSTER).list(pvName);
+    assert.deepEqual(listed.map((a) => a.metadata.name), ['va-legacy'], 'the guard read only what may name this volume');
+  });
 });
 
 describe('an attached volume is not deleted: end to end through the local stack', () => {

@@ -1,4 +1,5 @@
 import { after, before, describe, it } from 'node:test';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import assert from 'node:assert/strict';
 import { startDynalite, type Dynalite } from '../support/dynalite.ts';
 import { ObjectCache, writerOfVersion, InvalidResourceVersionError, MissingIndexerError, ObjectTooLargeError, TRIMMED_ANNOTATION, untrimmedForWrite } from '../../lib/state/cache.ts';
@@ -142,6 +143,26 @@ describe('ObjectCache against dynalite', () => {
     }
     const listed = await collect(cache.list('c1', 'Node'));
     assert.deepEqual(listed.map((e) => e.object.metadata?.name), names);
+  });
+
+  it('lists the live objects whose filter attribute matches, and those cached before it existed', async () => {
+    const va = (name: string, rv: number, source?: string) => ({
+      metadata: { name, uid: `uid-${name}`, resourceVersion: String(rv) },
+      spec: { attacher: 'x', nodeName: 'n1', source: source ? { persistentVolumeName: source } : { inlineVolumeSpec: {} } },
+    });
+    for (const [name, source] of [['va-a', 'pv-a'], ['va-b', 'pv-b'], ['va-a2', 'pv-a'], ['va-inline', undefined], ['va-gone', 'pv-a']] as const) {
+      assert.equal(await cache.put('c1', 'VolumeAttachment', va(name, 3, source)), 'written');
+    }
+    assert.equal(await cache.remove('c1', 'VolumeAttachment', va('va-gone', 3, 'pv-a'), 4), 'written');
+    // An attachment cached by a version before the attribute existed: the item has no vaSource.
+    await db.doc.send(new PutCommand({
+      TableName: db.tables.cache,
+      Item: { pk: 'c1#VolumeAttachment', sk: 'va-old', rv: 2, uid: 'uid-va-old', obj: JSON.stringify(va('va-old', 2, 'pv-b')), deleted: false },
+    }));
+    const names = async (pv: string) => (await collect(cache.listWhere('c1', 'VolumeAttachment', 'vaSource', pv))).map((e) => e.object.metadata?.name);
+    assert.deepEqual(await names('pv-a'), ['va-a', 'va-a2', 'va-old'], 'its own, the unattributed one; not the tombstone, not another PV\'s');
+    assert.deepEqual(await names('pv-c'), ['va-old']);
+    assert.deepEqual((await collect(cache.list('c1', 'VolumeAttachment'))).length, 5, 'list still returns every live attachment');
   });
 
   it('finds the smallest matching available volume through the match index', async () => {

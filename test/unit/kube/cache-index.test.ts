@@ -42,6 +42,13 @@ describe('indexAttributes', () => {
     { name: 'lost claim', kind: PVC, object: { ...claim('d3', 1, { volumeName: 'pv1' }), status: { phase: 'Lost' } }, expected: {} },
     { name: 'deleting pending claim', kind: PVC, object: claim('e', 1, { deleting: true }), expected: { resyncPk: 'c1#PersistentVolumeClaim' } },
     { name: 'node', kind: 'Node', object: { metadata: { name: 'n1', resourceVersion: '1' } }, expected: {} },
+    { name: 'attachment of a PV: filtered by its source', kind: 'VolumeAttachment',
+      object: { metadata: { name: 'csi-1', resourceVersion: '1' }, spec: { attacher: 'x', nodeName: 'n1', source: { persistentVolumeName: 'pv1' } } },
+      expected: { vaSource: 'pv1' } },
+    { name: 'attachment of an inline volume: a source no PV has', kind: 'VolumeAttachment',
+      object: { metadata: { name: 'csi-2', resourceVersion: '1' }, spec: { attacher: 'x', nodeName: 'n1', source: { inlineVolumeSpec: {} } } },
+      expected: { vaSource: '#none' } },
+    { name: 'attachment with no spec', kind: 'VolumeAttachment', object: { metadata: { name: 'csi-3', resourceVersion: '1' } }, expected: { vaSource: '#none' } },
   ];
   for (const row of table) {
     it(row.name, () => assert.deepEqual(indexAttributes('c1', row.kind, row.object), row.expected));
