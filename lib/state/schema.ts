@@ -15,6 +15,7 @@
  * | `claimRefPk` (S) | set only on PVs with a claimRef: index {@link CLAIM_REF_INDEX} |
  * | `pendingPk`, `pendingSk` (S) | set only on unbound claims: index {@link PENDING_CLAIM_INDEX} |
  * | `resyncPk` (S) | set only on Pending claims and Released/Failed volumes: index {@link RESYNC_INDEX} |
+ * | `vaSource` (S) | VolumeAttachments only: the PV they name (`#none` for an inline volume's); no index, a Query filter (indexes.ts) |
  *
  * One more item per cluster and registered index (indexes.ts `REGISTERED_INDEXES`): pk `<cluster>#partitions`,
  * sk the index name; `pks` (SS) every hash key an entry was ever written with (added before the entry is
