@@ -44,7 +44,7 @@ import { prefetchKey, type PrefetchedItems } from '../state/key-state.ts';
 import { findMatchingVolume } from './match.ts';
 import { getDefaultClass, isDelayBindingMode } from './provision.ts';
 import { BinderMetric } from './metrics.ts';
-import { loadClaimSnapshot, loadClasses, loadVolumeSnapshot, type SnapshotStats } from './snapshot.ts';
+import { loadClaimSnapshot, loadClasses, loadVolumeSnapshot, prefetchedOrRead, type SnapshotSources, type SnapshotStats } from './snapshot.ts';
 import { syncClaim } from './sync-claim.ts';
 import { syncVolume } from './sync-volume.ts';
 import type { BinderEvent, PersistentVolume, PersistentVolumeClaim, StorageClass, SyncResult } from './types.ts';
@@ -116,10 +116,16 @@ export function createBinderController(options: BinderControllerOptions = {}): C
       if (request.kind !== 'PersistentVolumeClaim') return {};
       const claim = request.event.object as PersistentVolumeClaim | undefined;
       const className = claim?.metadata && claim.spec ? getPersistentVolumeClaimClass(claim) : '';
+      const volumeName = claim?.spec?.volumeName;
+      const cache: Array<{ kind: WatchedKind; key: string }> = [
+        ...(className ? [{ kind: 'StorageClass' as const, key: className }] : []),
+        // a bound claim's sync, and its deletion's release, read the volume it names
+        ...(volumeName ? [{ kind: 'PersistentVolume' as const, key: volumeName }] : []),
+      ];
       return {
-        ...(className ? { cache: [{ kind: 'StorageClass', key: className }] } : {}),
+        ...(cache.length ? { cache } : {}),
         // a claim the message does not carry (a requeue) may be unbound too
-        ...(claim?.spec?.volumeName ? {} : { partitions: [VOLUME_MATCH_INDEX] }),
+        ...(volumeName ? {} : { partitions: [VOLUME_MATCH_INDEX] }),
       };
     },
     async reconcile(request, ctx): Promise<ReconcileResult> {
@@ -171,6 +177,12 @@ export async function reconcileBinder(request: Pick<ReconcileRequest, 'kind' | '
   return request.kind === 'PersistentVolume' ? reconcileVolume(request, deps) : reconcileClaim(request, deps);
 }
 
+/** Where a reconcile reads other cache entries: what the runtime prefetched with its own, else the cache. */
+function sourcesOf(request: Pick<ReconcileRequest, 'prefetched'>, deps: BinderDeps): Pick<SnapshotSources, 'cluster' | 'cache' | 'prefetched'> {
+  const prefetched = request.prefetched?.cache;
+  return { cluster: deps.cluster, cache: deps.cache, ...(prefetched ? { prefetched } : {}) };
+}
+
 /** The request's own cache entry: the one the runtime read with the backoff record, else a read now. */
 async function cachedEntry(request: Pick<ReconcileRequest, 'key' | 'cached'>, kind: WatchedKind, deps: BinderDeps): Promise<CachedObject | undefined> {
   if (request.cached !== undefined) return request.cached ?? undefined;
@@ -212,7 +224,7 @@ async function reconcileClaim(request: Pick<ReconcileRequest, 'key' | 'event' | 
     const last = (hit?.object ?? request.event.object) as PersistentVolumeClaim | undefined;
     const volumeName = last?.spec?.volumeName;
     if (volumeName) {
-      const volume = await deps.cache.get(deps.cluster, 'PersistentVolume', volumeName);
+      const volume = await prefetchedOrRead(sourcesOf(request, deps), 'PersistentVolume', volumeName);
       if (volume && !volume.deleted && !(await releaseInline(request, volumeName, volume, deps, outcome, hit))) {
         await deps.enqueue('PersistentVolume', volumeName, volume.uid, String(volume.rv), `claim-deleted-${last?.metadata?.uid}`);
         outcome.enqueued++;
@@ -226,8 +238,7 @@ async function reconcileClaim(request: Pick<ReconcileRequest, 'key' | 'event' | 
   outcome.stats.queries++;
   const partitions = request.prefetched?.partitions?.get(VOLUME_MATCH_INDEX);
   const sources = {
-    cluster: deps.cluster,
-    cache: deps.cache,
+    ...sourcesOf(request, deps),
     api: deps.api,
     matchPageSize: deps.matchPageSize,
     ...(partitions?.complete ? { matchPartitions: partitions.pks } : {}),
@@ -369,7 +380,7 @@ async function reconcileVolume(request: Pick<ReconcileRequest, 'key' | 'event' |
     const ref = last?.spec?.claimRef;
     if (ref?.name) {
       const key = `${ref.namespace ?? ''}/${ref.name}`;
-      const claim = await deps.cache.get(deps.cluster, 'PersistentVolumeClaim', key);
+      const claim = await prefetchedOrRead(sourcesOf(request, deps), 'PersistentVolumeClaim', key);
       if (claim && !claim.deleted) {
         await deps.enqueue('PersistentVolumeClaim', key, claim.uid, String(claim.rv), `volume-deleted-${last?.metadata?.uid}`);
         outcome.enqueued++;

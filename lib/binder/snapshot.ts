@@ -37,6 +37,21 @@ export interface SnapshotSources {
    * not queried. Absent: every access-mode set containing the claim's is queried.
    */
   matchPartitions?: ReadonlySet<string>;
+  /**
+   * Cache entries the runtime read with the message's own (one consistent BatchGetItem, just before), by
+   * `prefetchKey`; null: read and absent. A key not in it is read now.
+   */
+  prefetched?: ReadonlyMap<string, CachedObject | null>;
+}
+
+/** The cache entry of `kind`/`key`: as prefetched with the message's own when it was, else read now. */
+export async function prefetchedOrRead(
+  sources: Pick<SnapshotSources, 'cluster' | 'cache' | 'prefetched'>,
+  kind: string,
+  key: string,
+): Promise<CachedObject | undefined> {
+  const read = sources.prefetched?.get(prefetchKey(kind, key));
+  return read !== undefined ? (read ?? undefined) : sources.cache.get(sources.cluster, kind, key);
 }
 
 /** Reads that one snapshot needed (for the bench: cost per bind). */
@@ -70,8 +85,8 @@ export async function loadClasses(cache: ObjectCache, cluster: string): Promise<
   return out;
 }
 
-async function liveVolume(cache: ObjectCache, cluster: string, name: string): Promise<PersistentVolume | undefined> {
-  const hit = await cache.get(cluster, 'PersistentVolume', name);
+async function liveVolume(sources: SnapshotSources, name: string): Promise<PersistentVolume | undefined> {
+  const hit = await prefetchedOrRead(sources, 'PersistentVolume', name);
   return hit && !hit.deleted ? (hit.object as unknown as PersistentVolume) : undefined;
 }
 
@@ -86,7 +101,7 @@ export async function loadClaimSnapshot(
   const volumeName = claim.spec.volumeName ?? '';
   if (hasAnnotation(claim.metadata, ANN_BIND_COMPLETED) || volumeName !== '') {
     stats.queries++;
-    let volume = volumeName ? await liveVolume(cache, cluster, volumeName) : undefined;
+    let volume = volumeName ? await liveVolume(sources, volumeName) : undefined;
     if (!volume && volumeName && hasAnnotation(claim.metadata, ANN_BIND_COMPLETED)) {
       // Lost is terminal and alarming: confirm a cache miss with the API server before declaring it.
       volume = await sources.api.readVolume(volumeName);
@@ -159,8 +174,7 @@ export async function loadVolumeSnapshot(
   const namespace = ref.namespace ?? '';
   const name = ref.name ?? '';
   // The runtime may have read it with the volume's own entry (one consistent BatchGetItem, just before).
-  const read = prefetched?.get(prefetchKey('PersistentVolumeClaim', `${namespace}/${name}`));
-  const hit = read !== undefined ? (read ?? undefined) : await sources.cache.get(sources.cluster, 'PersistentVolumeClaim', `${namespace}/${name}`);
+  const hit = await prefetchedOrRead({ ...sources, ...(prefetched ? { prefetched } : {}) }, 'PersistentVolumeClaim', `${namespace}/${name}`);
   let claim = hit && !hit.deleted ? (hit.object as unknown as PersistentVolumeClaim) : undefined;
   const phase = volume.status?.phase;
   const seenDeleted = hit?.deleted === true && hit.uid === ref.uid;

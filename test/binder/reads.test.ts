@@ -132,4 +132,58 @@ describe('binder: cache reads per reconcile', () => {
     assert.equal(entry?.writerRvs?.length, 1, 'the update\'s version named');
     assert.ok(entry!.writerRvs![0]! > Number(claim.metadata!.resourceVersion) && entry!.writerRvs![0]! < entry!.rv, `between the claim read and its status: ${entry?.writerRvs}`);
   });
+
+  it('a bound claim\'s deletion reads its volume with its own entry; the volume\'s deletion, its claim: neither reads the cache again', async () => {
+    // data2 and provisioned2, bound by the test before: the claim is deleted.
+    const claim = json<Record<string, any>>(await shell.core.readNamespacedPersistentVolumeClaim({ namespace: 'app', name: 'data2' }));
+    assert.equal(claim.spec.volumeName, 'provisioned2');
+    await shell.cache.put(CLUSTER, 'PersistentVolume', json(await shell.core.readPersistentVolume({ name: 'provisioned2' })));
+    await shell.core.deleteNamespacedPersistentVolumeClaim({ namespace: 'app', name: 'data2' });
+    const deletedRv = Number(claim.metadata.resourceVersion) + 1; // the delete, before the release's writes
+    await shell.cache.remove(CLUSTER, 'PersistentVolumeClaim', claim, deletedRv);
+    const controller = createBinderController();
+    const runtimeReads = async (kind: 'PersistentVolume' | 'PersistentVolumeClaim', key: string, object: Record<string, any>) => {
+      const event = { v: 1, cluster: CLUSTER, kind, type: 'DELETED', key, uid: object.metadata.uid, resourceVersion: String(deletedRv), observedAt: new Date().toISOString(), object } as const;
+      const named = controller.prefetch!({ cluster: CLUSTER, kind, key, event } as never);
+      const prefetched: PrefetchedItems = { cache: new Map(), control: new Map() };
+      for (const e of named.cache ?? []) prefetched.cache.set(prefetchKey(e.kind, e.key), (await shell.cache.get(CLUSTER, e.kind, e.key)) ?? null);
+      return { event, named: named.cache, prefetched, cached: (await shell.cache.get(CLUSTER, kind, key)) ?? null };
+    };
+    const commands: string[] = [];
+    const doc = {
+      send: (command: { constructor: { name: string } }) => {
+        commands.push(command.constructor.name);
+        return (shell.db.doc.send as (c: unknown) => Promise<unknown>)(command);
+      },
+    } as unknown as DocumentClient;
+    const requeued: string[] = [];
+    const deps = {
+      ...shell.deps,
+      cache: new ObjectCache(doc, shell.db.tables.cache, { indexer: indexAttributes }),
+      enqueue: async (kind: string, key: string) => void requeued.push(`${kind} ${key}`),
+    };
+
+    const claimGone = await runtimeReads('PersistentVolumeClaim', 'app/data2', claim);
+    assert.deepEqual(claimGone.named, [{ kind: 'StorageClass', key: 'gold' }, { kind: 'PersistentVolume', key: 'provisioned2' }]);
+    await reconcileBinder({ kind: 'PersistentVolumeClaim', key: 'app/data2', event: claimGone.event, cached: claimGone.cached, prefetched: claimGone.prefetched }, deps);
+    const released = await shell.core.readPersistentVolume({ name: 'provisioned2' });
+    assert.equal(released.status?.phase, 'Released', 'released in the deletion\'s own reconcile');
+    assert.deepEqual(commands.filter((c) => c === 'GetCommand'), [], `the volume came with the claim's entry: ${commands.join(', ')}`);
+
+    // The volume goes too, while a new claim of the same name exists: it is requeued (Lost is for it to decide).
+    const again = await shell.core.createNamespacedPersistentVolumeClaim({
+      namespace: 'app',
+      body: { metadata: { name: 'data2' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName: 'gold', volumeName: 'provisioned2' } },
+    });
+    await shell.cache.put(CLUSTER, 'PersistentVolumeClaim', json(again));
+    const volume = json<Record<string, any>>(released);
+    volume.spec.claimRef.uid = again.metadata!.uid;
+    await shell.cache.remove(CLUSTER, 'PersistentVolume', volume, deletedRv + 1000);
+    commands.length = 0;
+    const volumeGone = await runtimeReads('PersistentVolume', 'provisioned2', volume);
+    assert.deepEqual(volumeGone.named, [{ kind: 'PersistentVolumeClaim', key: 'app/data2' }, { kind: 'StorageClass', key: 'gold' }]);
+    await reconcileBinder({ kind: 'PersistentVolume', key: 'provisioned2', event: volumeGone.event, cached: volumeGone.cached, prefetched: volumeGone.prefetched }, deps);
+    assert.deepEqual(requeued, ['PersistentVolumeClaim app/data2']);
+    assert.deepEqual(commands.filter((c) => c === 'GetCommand'), [], `the claim came with the volume's entry: ${commands.join(', ')}`);
+  });
 });
