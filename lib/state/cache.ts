@@ -385,7 +385,7 @@ export class ObjectCache {
     for await (const item of this.#query({
       TableName: this.table,
       KeyConditionExpression: 'pk = :pk',
-      FilterExpression: '(#a = :v OR attribute_not_exists(#a)) AND #deleted <> :true',
+      FilterExpression: '(#a = :v OR attribute_not_exists(#a)) AND (attribute_not_exists(#deleted) OR #deleted <> :true)',
       ExpressionAttributeNames: { '#a': attribute, '#deleted': 'deleted' },
       ExpressionAttributeValues: { ':pk': cachePk(cluster, kind), ':v': value, ':true': true },
       ConsistentRead: true,

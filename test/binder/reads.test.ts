@@ -20,6 +20,18 @@ import type { CachedObject } from '../../lib/state/cache.ts';
 const CLUSTER = 'reads';
 const json = <T>(o: unknown): T => JSON.parse(JSON.stringify(o)) as T;
 
+/** A cache over the shell's tables whose every DynamoDB request is named in `commands`, in order. */
+function countingCache(shell: BinderShell): { cache: ObjectCache; commands: string[] } {
+  const commands: string[] = [];
+  const doc = {
+    send: (command: { constructor: { name: string } }) => {
+      commands.push(command.constructor.name);
+      return (shell.db.doc.send as (c: unknown) => Promise<unknown>)(command);
+    },
+  } as unknown as DocumentClient;
+  return { cache: new ObjectCache(doc, shell.db.tables.cache, { indexer: indexAttributes }), commands };
+}
+
 describe('binder: cache reads per reconcile', () => {
   let shell: BinderShell;
   before(async () => {
@@ -103,17 +115,11 @@ describe('binder: cache reads per reconcile', () => {
     assert.deepEqual(named.cache, [{ kind: 'PersistentVolumeClaim', key: 'app/data2' }, { kind: 'StorageClass', key: 'gold' }]);
     const prefetched: PrefetchedItems = { cache: new Map(), control: new Map() };
     for (const { kind, key } of named.cache ?? []) prefetched.cache.set(prefetchKey(kind, key), (await shell.cache.get(CLUSTER, kind, key)) ?? null);
-    const commands: string[] = [];
-    const doc = {
-      send: (command: { constructor: { name: string }; input: { TableName?: string } }) => {
-        commands.push(command.constructor.name);
-        return (shell.db.doc.send as (c: unknown) => Promise<unknown>)(command);
-      },
-    } as unknown as DocumentClient;
+    const { cache, commands } = countingCache(shell);
     const requeued: string[] = [];
     const deps = {
       ...shell.deps,
-      cache: new ObjectCache(doc, shell.db.tables.cache, { indexer: indexAttributes }),
+      cache,
       enqueue: async (_kind: string, key: string) => void requeued.push(key),
       writeBackDeferMs: 60_000, // however slow the claim's second write, its first waits for it
     };
@@ -149,17 +155,11 @@ describe('binder: cache reads per reconcile', () => {
       for (const e of named.cache ?? []) prefetched.cache.set(prefetchKey(e.kind, e.key), (await shell.cache.get(CLUSTER, e.kind, e.key)) ?? null);
       return { event, named: named.cache, prefetched, cached: (await shell.cache.get(CLUSTER, kind, key)) ?? null };
     };
-    const commands: string[] = [];
-    const doc = {
-      send: (command: { constructor: { name: string } }) => {
-        commands.push(command.constructor.name);
-        return (shell.db.doc.send as (c: unknown) => Promise<unknown>)(command);
-      },
-    } as unknown as DocumentClient;
+    const { cache, commands } = countingCache(shell);
     const requeued: string[] = [];
     const deps = {
       ...shell.deps,
-      cache: new ObjectCache(doc, shell.db.tables.cache, { indexer: indexAttributes }),
+      cache,
       enqueue: async (kind: string, key: string) => void requeued.push(`${kind} ${key}`),
     };
 

@@ -110,22 +110,7 @@ describe('an attached volume is not deleted; its detach requeues it (runtime, bo
   for (const b of backends) {
     it(`${b.backend}: kept while attached (VolumeFailedDelete), deleted as soon as the attachment is gone`, async () => {
       const handler = handlerFor(b.env, b.provisioner());
-      /** Delivers until the queue stays empty; returns what was handled, with its message group. */
-      const pump = async (): Promise<Array<{ event: ClusterEvent; group: string }>> => {
-        const handled: Array<{ event: ClusterEvent; group: string }> = [];
-        for (let idle = 0; idle < 2;) {
-          const batch = await fixture.receive(0);
-          if (batch.Records.length === 0) {
-            idle++;
-            await sleep(300);
-            continue;
-          }
-          idle = 0;
-          for (const r of batch.Records) handled.push({ event: JSON.parse(r.body) as ClusterEvent, group: r.attributes.MessageGroupId ?? '' });
-          await fixture.settle(batch, await handler(batch));
-        }
-        return handled;
-      };
+      const pump = () => fixture.drain(handler);
 
       const cls = `attach-${b.backend}`;
       await stack.createClass(cls, b.name, { reclaimPolicy: 'Delete' });
@@ -190,18 +175,7 @@ describe('an attached volume is not deleted; its detach requeues it (runtime, bo
     await stack.createClass('attach-legacy', 'claimflow.io/local', { reclaimPolicy: 'Delete' });
     const claim = await stack.createClaim('attached-legacy', 'attach-legacy', 'claimflow.io/local');
     await fixture.send([eventFor('PersistentVolumeClaim', 'ADDED', claim)]);
-    const drain = async (): Promise<void> => {
-      for (let idle = 0; idle < 2;) {
-        const batch = await fixture.receive(0);
-        if (batch.Records.length === 0) {
-          idle++;
-          await sleep(300);
-          continue;
-        }
-        idle = 0;
-        await fixture.settle(batch, await handler(batch));
-      }
-    };
+    const drain = () => fixture.drain(handler);
     await drain();
     const pvName = `pvc-${claim.metadata.uid}`;
     const pv = await stack.core.readPersistentVolume({ name: pvName });

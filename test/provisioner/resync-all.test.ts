@@ -10,7 +10,6 @@
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
@@ -68,21 +67,7 @@ describe('provisioner resync: every claim and volume it owns, once per period', 
   });
 
   /** Delivers until the queue stays empty; returns the events handled. */
-  const pump = async (): Promise<ClusterEvent[]> => {
-    const handled: ClusterEvent[] = [];
-    for (let idle = 0; idle < 2;) {
-      const batch = await fixture.receive(0);
-      if (batch.Records.length === 0) {
-        idle++;
-        await sleep(300);
-        continue;
-      }
-      idle = 0;
-      for (const record of batch.Records) handled.push(JSON.parse(record.body) as ClusterEvent);
-      await fixture.settle(batch, await handler(batch));
-    }
-    return handled;
-  };
+  const pump = async (): Promise<ClusterEvent[]> => (await fixture.drain(handler)).map((h) => h.event);
 
   /** A PV as a provisioner made it earlier (no finalizer), bound to `claim`, in the cache. */
   async function boundVolume(name: string, provisionedBy: string, driver: string, claim: string): Promise<void> {

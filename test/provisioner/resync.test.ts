@@ -7,7 +7,6 @@
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { createSqsHandler } from '../../lib/runtime/handler.ts';
@@ -69,21 +68,7 @@ describe('provisioner resync: keys given up on come back after the period', () =
   });
 
   /** Delivers until the queue stays empty (a failed record comes back after its 1 ms backoff); returns the events handled. */
-  const pump = async (): Promise<ClusterEvent[]> => {
-    const handled: ClusterEvent[] = [];
-    for (let idle = 0; idle < 2;) {
-      const batch = await fixture.receive(0);
-      if (batch.Records.length === 0) {
-        idle++;
-        await sleep(1_100);
-        continue;
-      }
-      idle = 0;
-      for (const record of batch.Records) handled.push(JSON.parse(record.body) as ClusterEvent);
-      await fixture.settle(batch, await handler(batch));
-    }
-    return handled;
-  };
+  const pump = async (): Promise<ClusterEvent[]> => (await fixture.drain(handler, { idleMs: 1_100 })).map((h) => h.event);
 
   const resync = () => runResync({
     doc: stack.db.doc, tables: stack.db.tables, sqs: fixture.sqs, queueUrls: { provisioner: fixture.queue.url },

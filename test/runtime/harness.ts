@@ -2,6 +2,7 @@
  * Shared fixtures for the runtime tests: dynalite + fauxqs, a FIFO queue with its DLQ, real deliveries
  * turned into Lambda SQS records, and a Metrics that keeps what it would publish.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
@@ -54,6 +55,11 @@ export interface RuntimeFixture {
   receive(waitS?: number, max?: number): Promise<SQSEvent>;
   /** What the event source mapping does after an invocation: deletes the records not reported failed. */
   settle(batch: SQSEvent, response: SQSBatchResponse): Promise<void>;
+  /**
+   * Delivers to `handler` until the queue stays empty twice in a row (`idleMs` apart, default 300: longer
+   * when a failed record must come back after its backoff); returns what was handled, with its group.
+   */
+  drain(handler: (batch: SQSEvent) => Promise<SQSBatchResponse>, options?: { idleMs?: number }): Promise<Array<{ event: ClusterEvent; group: string }>>;
   /** Handler options wired to these stand-ins (tables, queue, DLQ, a silent logger), with `extra` over them. */
   handlerOptions<T extends object>(extra: T): { doc: Dynalite['doc']; tables: Dynalite['tables']; sqs: SQSClient; queueUrl: string; dlqUrl: string; logger: Logger } & T;
   stop(): Promise<void>;
@@ -76,7 +82,7 @@ export async function startRuntimeFixture(options: { maxReceiveCount?: number } 
     },
   });
   const sync = new SyncMarkers(db.doc, db.tables.control);
-  return {
+  const fixture: RuntimeFixture = {
     db,
     sqsServer,
     sqs,
@@ -117,6 +123,21 @@ export async function startRuntimeFixture(options: { maxReceiveCount?: number } 
         }
       }
     },
+    async drain(handler, options = {}) {
+      const handled: Array<{ event: ClusterEvent; group: string }> = [];
+      for (let idle = 0; idle < 2;) {
+        const batch = await fixture.receive(0);
+        if (batch.Records.length === 0) {
+          idle++;
+          await sleep(options.idleMs ?? 300);
+          continue;
+        }
+        idle = 0;
+        for (const r of batch.Records) handled.push({ event: JSON.parse(r.body) as ClusterEvent, group: r.attributes.MessageGroupId ?? '' });
+        await fixture.settle(batch, await handler(batch));
+      }
+      return handled;
+    },
     handlerOptions(extra) {
       return { doc: db.doc, tables: db.tables, sqs, queueUrl: queue.queueUrl, dlqUrl: dlq.queueUrl, logger: silentLogger(), ...extra };
     },
@@ -126,6 +147,7 @@ export async function startRuntimeFixture(options: { maxReceiveCount?: number } 
       await db.stop();
     },
   };
+  return fixture;
 }
 
 function toRecord(

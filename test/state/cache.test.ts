@@ -159,10 +159,15 @@ describe('ObjectCache against dynalite', () => {
       TableName: db.tables.cache,
       Item: { pk: 'c1#VolumeAttachment', sk: 'va-old', rv: 2, uid: 'uid-va-old', obj: JSON.stringify(va('va-old', 2, 'pv-b')), deleted: false },
     }));
+    // And one with no tombstone flag at all (no writer leaves one so; it counts as live, as get() reads it).
+    await db.doc.send(new PutCommand({
+      TableName: db.tables.cache,
+      Item: { pk: 'c1#VolumeAttachment', sk: 'va-unflagged', rv: 2, uid: 'uid-va-unflagged', obj: JSON.stringify(va('va-unflagged', 2, 'pv-a')), vaSource: 'pv-a' },
+    }));
     const names = async (pv: string) => (await collect(cache.listWhere('c1', 'VolumeAttachment', 'vaSource', pv))).map((e) => e.object.metadata?.name);
-    assert.deepEqual(await names('pv-a'), ['va-a', 'va-a2', 'va-old'], 'its own, the unattributed one; not the tombstone, not another PV\'s');
+    assert.deepEqual(await names('pv-a'), ['va-a', 'va-a2', 'va-old', 'va-unflagged'], 'its own, the unattributed one; not the tombstone, not another PV\'s');
     assert.deepEqual(await names('pv-c'), ['va-old']);
-    assert.deepEqual((await collect(cache.list('c1', 'VolumeAttachment'))).length, 5, 'list still returns every live attachment');
+    assert.deepEqual((await collect(cache.list('c1', 'VolumeAttachment'))).length, 6, 'list still returns every live attachment');
   });
 
   it('finds the smallest matching available volume through the match index', async () => {
