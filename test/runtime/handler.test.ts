@@ -1,4 +1,4 @@
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { createSqsHandler } from '../../lib/runtime/handler.ts';
@@ -36,6 +36,8 @@ describe('createSqsHandler against dynalite and fauxqs', () => {
     await fx.markSynced('c1', KINDS);
   });
   after(() => fx.stop());
+  // Each test's records stay its own: one left invisible (deferred, failed) must not come back in the next.
+  afterEach(() => fx.purge());
 
   const handlerFor = (controller: Controller, extra: Record<string, unknown> = {}) => {
     const metrics = new CapturedMetrics();
