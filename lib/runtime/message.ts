@@ -128,22 +128,28 @@ export function isUnshared(event: ClusterEvent): boolean {
 }
 
 /**
- * A change of a claim no external provisioner was asked for (no `volume.kubernetes.io/storage-provisioner`
- * or beta annotation), or of a volume no provisioner can own (no `pv.kubernetes.io/provisioned-by`, no
- * `pv.kubernetes.io/migrated-to`, not CSI): a provisioner has nothing to do for it (upstream's
- * `shouldProvision` needs the annotation; `shouldDelete` needs a provisioner's name on the volume), so its
- * subscription leaves these out (`unprovisioned`) — every static bind then costs the provisioner nothing.
+ * A change no provisioner has anything to do for, in either finalizer mode, so its subscription leaves
+ * these out (`unprovisioned`):
+ * - a claim no external provisioner was asked for (no `volume.kubernetes.io/storage-provisioner` or beta
+ *   annotation; upstream's `shouldProvision` needs it), or a volume no provisioner can own (no
+ *   `pv.kubernetes.io/provisioned-by`, no `pv.kubernetes.io/migrated-to`, not CSI; `shouldDelete` needs a
+ *   provisioner's name on it) — every static bind then costs the provisioner nothing;
+ * - a volume being deleted without the provisioner's finalizer: `shouldDelete` answers false once
+ *   `deletionTimestamp` is set without it, and `handleProtectionFinalizer` adds none to a deleting volume
+ *   and removes only one that is there — the provisioner's own DELETE of a volume comes back as such a change.
  * Deletions, and messages without their object (too large), are never marked and go everywhere.
  */
 export function isUnprovisioned(event: ClusterEvent): boolean {
   if (event.type !== 'ADDED' && event.type !== 'MODIFIED' && event.type !== 'SYNC') return false;
-  const object = event.object as { metadata?: { annotations?: Record<string, unknown> }; spec?: { csi?: unknown } } | undefined;
+  const object = event.object as { metadata?: { annotations?: Record<string, unknown>; deletionTimestamp?: unknown; finalizers?: unknown }; spec?: { csi?: unknown } } | undefined;
   if (!object?.metadata) return false;
   const annotations = object.metadata.annotations ?? {};
   const has = (key: string) => Object.hasOwn(annotations, key);
   if (event.kind === 'PersistentVolumeClaim') return !has(AnnStorageProvisioner) && !has(AnnBetaStorageProvisioner);
-  if (event.kind === 'PersistentVolume') return !has(AnnDynamicallyProvisioned) && !has(AnnMigratedTo) && !object.spec?.csi;
-  return false;
+  if (event.kind !== 'PersistentVolume') return false;
+  if (!has(AnnDynamicallyProvisioned) && !has(AnnMigratedTo) && !object.spec?.csi) return true;
+  const finalizers = object.metadata.finalizers;
+  return Boolean(object.metadata.deletionTimestamp) && !(Array.isArray(finalizers) && finalizers.includes(FinalizerExternalProvisioner));
 }
 
 /**

@@ -58,12 +58,14 @@ describe('local stack', () => {
       if (!kind) return;
       if (kind === 'Service' && !meta.labels?.[VOLUME_LABEL]) return;
       const boundClaim = kind === 'PersistentVolumeClaim' && Boolean((event.object as { spec?: { volumeName?: string } }).spec?.volumeName) && event.type !== 'DELETED' && !meta.deletionTimestamp;
-      // No provisioner asked for (claim) or able to own it (volume): the provisioner's filter leaves it out.
+      // No provisioner asked for (claim) or able to own it (volume), or a volume deleting without the
+      // provisioner's finalizer: the provisioner's filter leaves it out.
       const annotations = meta.annotations ?? {};
       const unprovisioned =
         event.type !== 'DELETED' &&
         ((kind === 'PersistentVolumeClaim' && !('volume.kubernetes.io/storage-provisioner' in annotations) && !('volume.beta.kubernetes.io/storage-provisioner' in annotations)) ||
-          (kind === 'PersistentVolume' && !('pv.kubernetes.io/provisioned-by' in annotations) && !('pv.kubernetes.io/migrated-to' in annotations) && !(event.object as { spec?: { csi?: unknown } }).spec?.csi));
+          (kind === 'PersistentVolume' && !('pv.kubernetes.io/provisioned-by' in annotations) && !('pv.kubernetes.io/migrated-to' in annotations) && !(event.object as { spec?: { csi?: unknown } }).spec?.csi) ||
+          (kind === 'PersistentVolume' && Boolean(meta.deletionTimestamp) && !(meta.finalizers ?? []).includes('external-provisioner.volume.kubernetes.io/finalizer')));
       // Nothing for the shared-volume controller to do: the shared-volume filter leaves it out.
       const modes = (event.object as { spec?: { accessModes?: string[] } }).spec?.accessModes;
       const unshared =

@@ -70,7 +70,7 @@ describe('boundClaim: the provisioner\u2019s subscription leaves out changes of 
   }
 });
 
-describe('unprovisioned: the provisioner\u2019s subscription leaves out static claims and volumes', () => {
+describe('unprovisioned: the provisioner\u2019s subscription leaves out static claims and volumes, and volumes deleting without its finalizer', () => {
   const claim = (annotations?: Record<string, string>) => ({ metadata: { name: 'c', namespace: 'ns', ...(annotations ? { annotations } : {}) }, spec: {} });
   const volume = (annotations?: Record<string, string>, csi = false) => ({
     metadata: { name: 'pv-1', ...(annotations ? { annotations } : {}) },
@@ -93,6 +93,11 @@ describe('unprovisioned: the provisioner\u2019s subscription leaves out static c
     ['a migrated volume', pv({ object: volume({ 'pv.kubernetes.io/migrated-to': 'csi.storageos.com' }) }), false],
     ['a static CSI volume (its driver may be ours)', pv({ object: volume(undefined, true) }), false],
     ['a static volume deleted', pv({ type: 'DELETED', object: volume() }), false],
+    ['a provisioned volume being deleted (the provisioner\'s own DELETE coming back)',
+      pv({ object: { ...volume({ 'pv.kubernetes.io/provisioned-by': 'storageos' }), metadata: { name: 'pv-1', annotations: { 'pv.kubernetes.io/provisioned-by': 'storageos' }, deletionTimestamp: 'now', finalizers: ['kubernetes.io/pv-protection'] } } }), true],
+    ['... still carrying the provisioner\'s finalizer (it removes it)',
+      pv({ object: { ...volume({ 'pv.kubernetes.io/provisioned-by': 'storageos' }), metadata: { name: 'pv-1', annotations: { 'pv.kubernetes.io/provisioned-by': 'storageos' }, deletionTimestamp: 'now', finalizers: ['external-provisioner.volume.kubernetes.io/finalizer'] } } }), false],
+    ['... gone', pv({ type: 'DELETED', object: { ...volume({ 'pv.kubernetes.io/provisioned-by': 'storageos' }), metadata: { name: 'pv-1', annotations: { 'pv.kubernetes.io/provisioned-by': 'storageos' }, deletionTimestamp: 'now' } } }), false],
     ['a StorageClass', event({ kind: 'StorageClass', key: 'fast', object: { metadata: { name: 'fast' } } }), false],
   ];
   for (const [name, e, unprovisioned] of table) {
