@@ -173,6 +173,9 @@ describe('local stack', () => {
       const pv = store.get({ resource: '/persistentvolumes', namespace: '', name: `pv-${i}` })!;
       store.update('/persistentvolumes', { ...pv, status: { phase: 'Released' } }, 'status');
     }
+    // The provisioner deletes pv-4: what its DELETE changes (a deletion timestamp, pv-protection's finalizer
+    // still on) is left out; the deletion itself reaches it.
+    store.delete({ resource: '/persistentvolumes', namespace: '', name: 'pv-4' });
 
     // The Service deleted (recreate it: delivered) and the attachment deleted (nothing to do: left out).
     store.delete({ resource: '/services', namespace: 'default', name: 'vol-1' });
@@ -204,7 +207,9 @@ describe('local stack', () => {
     assert.equal(truth.filter((t) => t.boundClaim).length, 6, 'two claims, each given its volumeName, then Bound, then relabelled');
     const provisioned = recorder.events('provisioner').filter((e) => e.kind === 'PersistentVolume' || e.kind === 'PersistentVolumeClaim');
     assert.ok(provisioned.length >= 5 && truth.filter((t) => t.unprovisioned).length >= 12, 'both sides of the unprovisioned filter were exercised');
-    assert.deepEqual(provisioned.filter((e) => e.kind === 'PersistentVolume').map((e) => e.key).sort(), ['pv-2', 'pv-4'], 'of the volumes, only the two Released ones reach the provisioner');
+    assert.deepEqual(provisioned.filter((e) => e.kind === 'PersistentVolume').map((e) => `${e.key} ${e.type}`).sort(), ['pv-2 MODIFIED', 'pv-4 DELETED', 'pv-4 MODIFIED'],
+      'of the volumes, only the two Released ones reach the provisioner, and the deletion of one, not the change its DELETE made');
+    assert.ok(truth.some((t) => t.key === 'pv-4' && t.unprovisioned), 'pv-4 was seen deleting');
     assert.ok(truth.filter((t) => t.unreleased && !t.unprovisioned).length >= 12, 'provisioned volumes\' other changes were left out');
     const shared = recorder.events('SharedVolumeQueue');
     assert.ok(shared.some((e) => e.key === 'default/claim-0') && shared.some((e) => e.kind === 'Service' && e.type === 'DELETED'), 'shared claims and a deleted Service reach shared-volume');
