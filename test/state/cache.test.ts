@@ -170,6 +170,18 @@ describe('ObjectCache against dynalite', () => {
     assert.deepEqual((await collect(cache.list('c1', 'VolumeAttachment'))).length, 6, 'list still returns every live attachment');
   });
 
+  it('a filtered list follows every page, the empty ones too, to a match on the last', async () => {
+    const big = 'x'.repeat(9000); // ~1 MB in total: Query pages at 1 MB, and the filter empties the first
+    for (let i = 0; i < 120; i++) {
+      const name = `va-page-${String(i).padStart(3, '0')}`;
+      const source = i === 119 ? 'pv-last' : `pv-page-${i}`;
+      const va = { metadata: { name, uid: name, resourceVersion: '5', annotations: { big } }, spec: { attacher: 'x', nodeName: 'n1', source: { persistentVolumeName: source } } };
+      assert.equal(await cache.put('c2', 'VolumeAttachment', va), 'written');
+    }
+    const found = await collect(cache.listWhere('c2', 'VolumeAttachment', 'vaSource', 'pv-last'));
+    assert.deepEqual(found.map((e) => e.object.metadata?.name), ['va-page-119']);
+  });
+
   it('finds the smallest matching available volume through the match index', async () => {
     await cache.put('c3', PV, volume('small', 50, { cls: 'gold', size: '1Gi', phase: 'Available' }));
     await cache.put('c3', PV, volume('medium', 51, { cls: 'gold', size: '5Gi', phase: 'Available' }));

@@ -51,8 +51,8 @@ const DYNAMO_READS = /^(Get|Query|Scan|BatchGet|BatchGetItem|GetItem|TransactGet
  * Counts DynamoDB requests by command (`request GetCommand`), the read and write request units DynamoDB
  * reports (asked for with ReturnConsumedCapacity=TOTAL) as `rru` / `wru`, and failed conditional writes
  * (`conditionalFailures`, also added to `wru` as one unit each: DynamoDB charges them), and the items
- * Queries and Scans read (`itemsScanned`, what DynamoDB charges for) and returned (`itemsReturned`, what
- * travels and is parsed: fewer when a filter drops some).
+ * Queries and Scans read (`itemsScanned`: their bytes are what DynamoDB charges for) and returned
+ * (`itemsReturned`, what travels and is parsed: fewer when a filter drops some).
  */
 export function meterDynamo(client: MeteredClient, tally: Tally, prefix = '', options: { onBucketWrite?: (write: BucketWrite) => void } = {}): void {
   client.middlewareStack.add(

@@ -136,9 +136,11 @@ describe('attached volumes are not deleted (csi-provisioner TestDelete rows)', (
       const world = new World([row.volume]);
       const provisioner = new TestProvisioner();
       let listed = 0;
+      const askedFor: Array<string | undefined> = [];
       const attachments = {
-        list: async (): Promise<VolumeAttachment[]> => {
+        list: async (volumeName?: string): Promise<VolumeAttachment[]> => {
           listed++;
+          askedFor.push(volumeName);
           if (row.listError) throw new Error(row.listError);
           return structuredClone(row.attachments);
         },
@@ -153,6 +155,7 @@ describe('attached volumes are not deleted (csi-provisioner TestDelete rows)', (
       assert.deepEqual(outcome.events.map((e) => `${e.type} ${e.reason} ${e.message}`), row.expectedEvents, 'events');
       assert.deepEqual(countMetrics(outcome.metrics), row.expectedMetrics, 'metrics');
       assert.equal(listed > 0, row.expectedListed, 'attachments listed');
+      assert.ok(askedFor.every((name) => name === row.volume.metadata.name), `the lister is asked for the volume's own attachments: ${askedFor}`);
       if (row.expectedResult === 'requeue') assert.equal(outcome.error?.message, row.expectedEvents[0]?.replace('Warning VolumeFailedDelete ', ''), 'the sync error is the event text');
     });
   }
