@@ -389,8 +389,7 @@ async function reconcileVolume(request: Pick<ReconcileRequest, 'key' | 'event' |
     return outcome;
   }
   const volume = hit.object as unknown as PersistentVolume;
-  const sources = { cluster: deps.cluster, cache: deps.cache, api: deps.api };
-  const snapshot = await loadVolumeSnapshot(sources, volume, request.prefetched?.cache);
+  const snapshot = await loadVolumeSnapshot({ ...sourcesOf(request, deps), api: deps.api }, volume);
   const result = syncVolume(snapshot);
   outcome.result = result;
   // The claim requeue of a volume bound on its side only: completed here when the claim's sync would bind

@@ -164,17 +164,13 @@ export async function loadClaimSnapshot(
  * the very claim the volume names (the claimRef's uid) needs no GET: the cache saw that claim deleted,
  * which is more than upstream's informer miss (a claim not synced yet), and a uid never comes back.
  */
-export async function loadVolumeSnapshot(
-  sources: SnapshotSources,
-  volume: PersistentVolume,
-  prefetched?: ReadonlyMap<string, CachedObject | null>,
-): Promise<VolumeSnapshot> {
+export async function loadVolumeSnapshot(sources: SnapshotSources, volume: PersistentVolume): Promise<VolumeSnapshot> {
   const ref = volume.spec.claimRef;
   if (!ref || !ref.uid) return { volume };
   const namespace = ref.namespace ?? '';
   const name = ref.name ?? '';
   // The runtime may have read it with the volume's own entry (one consistent BatchGetItem, just before).
-  const hit = await prefetchedOrRead({ ...sources, ...(prefetched ? { prefetched } : {}) }, 'PersistentVolumeClaim', `${namespace}/${name}`);
+  const hit = await prefetchedOrRead(sources, 'PersistentVolumeClaim', `${namespace}/${name}`);
   let claim = hit && !hit.deleted ? (hit.object as unknown as PersistentVolumeClaim) : undefined;
   const phase = volume.status?.phase;
   const seenDeleted = hit?.deleted === true && hit.uid === ref.uid;

@@ -46,11 +46,11 @@ describe('binder: cache reads per reconcile', () => {
     const volume = { metadata: { name: 'v1' }, spec: { claimRef: { namespace: 'app', name: 'gone', uid: 'uid-1' } }, status: { phase: 'Bound' } } as unknown as PersistentVolume;
     const read = (entry: CachedObject | null) => new Map([[prefetchKey('PersistentVolumeClaim', 'app/gone'), entry]]);
     const tombstone = (uid: string): CachedObject => ({ object: { metadata: { name: 'gone', namespace: 'app', uid } }, rv: 9, uid, deleted: true });
-    assert.deepEqual(await loadVolumeSnapshot(sources, volume, read(tombstone('uid-1'))), { volume });
+    assert.deepEqual(await loadVolumeSnapshot({ ...sources, prefetched: read(tombstone('uid-1')) }, volume), { volume });
     assert.equal(live, 0, 'seen deleted: gone for good');
-    assert.deepEqual(await loadVolumeSnapshot(sources, volume, read(tombstone('uid-0'))), { volume });
+    assert.deepEqual(await loadVolumeSnapshot({ ...sources, prefetched: read(tombstone('uid-0')) }, volume), { volume });
     assert.equal(live, 1, 'the tombstone of an older claim of that name says nothing of this one');
-    await loadVolumeSnapshot(sources, volume, read(null));
+    await loadVolumeSnapshot({ ...sources, prefetched: read(null) }, volume);
     assert.equal(live, 2, 'not in the cache: maybe not synced yet');
   });
 
