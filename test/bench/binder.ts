@@ -42,7 +42,7 @@ import { ApiBudget, KCM_CLIENT_DEFAULTS } from '../../lib/state/bucket.ts';
 import { BinderApi } from '../../lib/binder/api.ts';
 import { COMPONENT } from '../../lib/binder/constants.ts';
 import { reconcileBinder, type BinderDeps } from '../../lib/binder/controller.ts';
-import { AWS_MODE, BenchStack, FUNCTIONS_MODE, OWN_WRITE_HOLD_MS, envNumber, envSizes, percentile, progress, round, runBurst, runSingles, startBenchDynalite } from './support/harness.ts';
+import { AWS_MODE, BenchStack, claimOperation, FUNCTIONS_MODE, OWN_WRITE_HOLD_MS, envNumber, envSizes, percentile, progress, round, runBurst, runSingles, startBenchDynalite } from './support/harness.ts';
 import { Tally, meterDynamo } from './support/meter.ts';
 import { printTable, type ControllerReport } from './support/report.ts';
 
@@ -88,9 +88,9 @@ async function atTargetBudget(): Promise<{ single?: Record<string, unknown>; bur
   const bench = await startBench(BUDGET, SINGLES + CLAIMS);
   try {
     const singles = Array.from({ length: SINGLES }, (_, i) => `single-${i}`);
-    const single = SINGLES > 0 ? await runSingles(bench, singles, (_, i) => claimSpec(i)) : undefined;
+    const single = SINGLES > 0 ? await runSingles(bench, singles, claimOperation(bench, (_, i) => claimSpec(i))) : undefined;
     const names = Array.from({ length: CLAIMS }, (_, i) => `claim-${i}`);
-    const burst = CLAIMS > 0 ? await runBurst(bench, names, (_, i) => claimSpec(SINGLES + i), { concurrency: CONCURRENCY, timeoutMs: 600_000 }) : undefined;
+    const burst = CLAIMS > 0 ? await runBurst(bench, names, claimOperation(bench, (_, i) => claimSpec(SINGLES + i)), { concurrency: CONCURRENCY, timeoutMs: 600_000 }) : undefined;
     return { single, burst };
   } finally {
     await bench.stop();
@@ -103,7 +103,7 @@ async function atKcmBudget(claims: number): Promise<Record<string, unknown>> {
   const bench = await startBench(budget, claims);
   try {
     const names = Array.from({ length: claims }, (_, i) => `claim-${i}`);
-    return await runBurst(bench, names, (_, i) => claimSpec(i), { concurrency: CONCURRENCY, timeoutMs: 120_000 + claims * 1000 });
+    return await runBurst(bench, names, claimOperation(bench, (_, i) => claimSpec(i)), { concurrency: CONCURRENCY, timeoutMs: 120_000 + claims * 1000 });
   } finally {
     await bench.stop();
   }

@@ -31,7 +31,7 @@ process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
 import { performance } from 'node:perf_hooks';
 import { KCM_CLIENT_DEFAULTS } from '../../lib/state/bucket.ts';
 import type { KubeObject } from '../../infra/local/kube-api/types.ts';
-import { AWS_MODE, BenchStack, FUNCTIONS_MODE, OWN_WRITE_HOLD_MS, envNumber, envSizes, measure, pool, progress, round, runBurst, runSingles } from './support/harness.ts';
+import { AWS_MODE, BenchStack, claimOperation, FUNCTIONS_MODE, OWN_WRITE_HOLD_MS, envNumber, envSizes, measure, pool, progress, round, runBurst, runSingles } from './support/harness.ts';
 import { printTable, type ControllerReport } from './support/report.ts';
 
 const SINGLES = envNumber('BENCH_SINGLES', 5);
@@ -122,9 +122,9 @@ async function atTargetBudget(): Promise<{ single?: Record<string, unknown>; bur
   const bench = await startBench(BUDGET);
   try {
     const singles = Array.from({ length: SINGLES }, (_, i) => `single-${i}`);
-    const single = SINGLES > 0 ? await runSingles(bench, singles, claimSpec) : undefined;
+    const single = SINGLES > 0 ? await runSingles(bench, singles, claimOperation(bench, claimSpec)) : undefined;
     const names = Array.from({ length: CLAIMS }, (_, i) => `claim-${i}`);
-    const burst = CLAIMS > 0 ? await runBurst(bench, names, claimSpec, { concurrency: CONCURRENCY, timeoutMs: 600_000 }) : undefined;
+    const burst = CLAIMS > 0 ? await runBurst(bench, names, claimOperation(bench, claimSpec), { concurrency: CONCURRENCY, timeoutMs: 600_000 }) : undefined;
     const deletion = CLAIMS > 0 ? await runDeletes(bench, names) : undefined;
     return { single, burst, deletion };
   } finally {
@@ -138,7 +138,7 @@ async function atKcmBudget(claims: number): Promise<Record<string, unknown>> {
   const bench = await startBench(budget);
   try {
     const names = Array.from({ length: claims }, (_, i) => `claim-${i}`);
-    return await runBurst(bench, names, claimSpec, { concurrency: CONCURRENCY, timeoutMs: 120_000 + claims * 2000 });
+    return await runBurst(bench, names, claimOperation(bench, claimSpec), { concurrency: CONCURRENCY, timeoutMs: 120_000 + claims * 2000 });
   } finally {
     await bench.stop();
   }

@@ -41,7 +41,7 @@ import { ObjectCache } from '../../lib/state/cache.ts';
 import { indexAttributes } from '../../lib/kube/cache-index.ts';
 import { syncPk } from '../../lib/state/schema.ts';
 import { SyncMarkers } from '../../lib/state/sync.ts';
-import { AWS_MODE, BenchStack, FUNCTIONS_MODE, OWN_WRITE_HOLD_MS, envNumber, pool, progress, round, runBurst, sleep } from './support/harness.ts';
+import { AWS_MODE, BenchStack, claimOperation, FUNCTIONS_MODE, OWN_WRITE_HOLD_MS, envNumber, pool, progress, round, runBurst, sleep } from './support/harness.ts';
 import { table } from './support/report.ts';
 
 const VOLUMES = envNumber('BENCH_SCALE_VOLUMES', 10_000);
@@ -230,7 +230,7 @@ try {
   // 3. the claims
   const claimSampler = forwarder.sample();
   const names = Array.from({ length: CLAIMS }, (_, i) => `claim-${i}`);
-  const burst = await runBurst(bench, names, (_, i) => ({ accessModes: ['ReadWriteOnce'], resources: { requests: { storage: `${i + 1}Gi` } }, storageClassName: 'bench' }), {
+  const burst = await runBurst(bench, names, claimOperation(bench, (_, i) => ({ accessModes: ['ReadWriteOnce'], resources: { requests: { storage: `${i + 1}Gi` } }, storageClassName: 'bench' })), {
     concurrency: CONCURRENCY,
     timeoutMs: 900_000,
   });

@@ -1,110 +1,132 @@
 /**
  * `npm run bench:shared-volume`: the shared volume function through the whole local stack (API emulator →
- * forwarder → SNS FIFO → the shared-volume SQS FIFO queue → the function, in process; dynalite; the
- * embedded storage control plane).
+ * forwarder → SNS FIFO → the shared-volume SQS FIFO queue → the function's containers, in a thread of their
+ * own as the controller benches run them (support/harness.ts); dynalite; the embedded storage control plane),
+ * with the per-cluster API budget on.
  *
- * 1. Latency: `BENCH_VOLUMES` (default 200) RWX claims and volumes; each volume is attached as shared on the
- *    control plane and its VolumeAttachment created; timed from that moment to the first time the volume
- *    carries its `storageos.com/nfs/mount-endpoint` (p50/p99, event path).
- * 2. Steady state: one poll iteration with a fresh cache in a new container (entries read back from
- *    DynamoDB), one in a warm container, and one after the entries expired; per volume: control-plane calls,
- *    Kubernetes requests and GETs (forwarder list/watch excluded), DynamoDB requests. The pass after expiry runs
- *    twice: reading the claim, Service and Endpoints from the object cache the forwarder fills (as the function
- *    does), and from the API server (as it did before), for the Kubernetes GETs per volume per poll and per minute.
- * 3. Cost of polling at the default settings, from AWS Lambda arm64 list prices (assumptions printed).
+ * The operation: a volume attached as shared — the control plane gives it an NFS server endpoint and its
+ * VolumeAttachment is created — until the control plane holds the volume's
+ * `storageos.com/nfs/mount-endpoint` (`<ClusterIP>:2049` of the Service the function made for its claim).
+ * Each volume's RWX claim and control-plane volume exist before the forwarder starts.
+ *
+ * 1. `single`: `BENCH_SINGLES` volumes (default 5), one at a time, the pipeline idle in between.
+ * 2. `burst`: `BENCH_VOLUMES` volumes (default 100) attached `BENCH_CONCURRENCY` at a time (default 20), budget
+ *    `BENCH_QPS`/`BENCH_BURST` (default 400/600). Both report what the binder and provisioner benches do:
+ *    latency p50/p99, volumes per second, API reads and writes, messages, DynamoDB requests and units, the
+ *    cost per 1,000 volumes, the control-plane calls per volume.
+ * 3. `kcmBudget`: the same burst on a fresh stack at kube-controller-manager's default budget (20 QPS, burst
+ *    30) for each size in `BENCH_BUDGET_SIZES` (default 100).
+ * 4. Steady state (on the first stack, after the burst): one poll iteration with a fresh cache in a new
+ *    container (entries read back from DynamoDB), one in a warm container, and one after the entries expired;
+ *    per volume: control-plane calls, Kubernetes requests and GETs (forwarder list/watch excluded), DynamoDB
+ *    requests. The pass after expiry runs twice: reading the claim, Service and Endpoints from the object cache
+ *    the forwarder fills (as the function does), and from the API server (as it did before), for the
+ *    Kubernetes GETs per volume per poll and per minute.
+ * 5. Cost of polling at the default settings, from the price table (test/bench/prices.ts; assumptions printed).
+ *
+ * Prints one JSON document on stdout and a short table on stderr.
  */
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
 
-import { CoreV1Api, KubeConfig, StorageV1Api } from '@kubernetes/client-node';
+import { performance } from 'node:perf_hooks';
+import { StorageV1Api, KubeConfig } from '@kubernetes/client-node';
 import { KubeClients, makeBudgetedApiClient } from '../../lib/kube/client.ts';
 import { MemoryEventRecorder } from '../../lib/kube/recorder.ts';
-import { createSqsHandler, type SqsHandler } from '../../lib/runtime/handler.ts';
 import { SharedVolumeCache } from '../../lib/shared-volume/cache.ts';
 import { DEFAULT_CONFIG } from '../../lib/shared-volume/config.ts';
-import { createSharedVolumeController, sharedVolumeRuntimeOptions } from '../../lib/shared-volume/controller.ts';
 import { SharedVolumeReconciler } from '../../lib/shared-volume/reconciler.ts';
+import { LABELS } from '../../lib/storage/types.ts';
 import { ObjectCache } from '../../lib/state/cache.ts';
 import { indexAttributes } from '../../lib/kube/cache-index.ts';
+import { KCM_CLIENT_DEFAULTS } from '../../lib/state/bucket.ts';
 import type { DocumentClient } from '../../lib/state/client.ts';
 import { LeaseStore } from '../../lib/state/lease.ts';
 import { StorageOSClient } from '../../lib/storage/storageos/client.ts';
+import type { KubeObject } from '../../infra/local/kube-api/types.ts';
 import { STORAGE_API_CREDENTIALS } from '../../infra/local/stack/stack.ts';
-import { eventually, startTestStack } from '../support/stack.ts';
+import { PRICES } from './prices.ts';
+import { AWS_MODE, BenchStack, FUNCTIONS_MODE, OWN_WRITE_HOLD_MS, PollingTracker, envNumber, envSizes, progress, round, runBurst, runSingles, type BenchOperation } from './support/harness.ts';
+import { printTable, type ControllerReport } from './support/report.ts';
 
-const VOLUMES = Number(process.env.BENCH_VOLUMES ?? 200);
+const SINGLES = envNumber('BENCH_SINGLES', 5);
+const VOLUMES = envNumber('BENCH_VOLUMES', 100);
+const CONCURRENCY = envNumber('BENCH_CONCURRENCY', 20);
+const BUDGET = { qps: envNumber('BENCH_QPS', 400), burst: envNumber('BENCH_BURST', 600) };
+const BUDGET_SIZES = envSizes('BENCH_BUDGET_SIZES', [100]);
 const NS = 'default';
 
-const percentile = (values: number[], p: number): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
-};
-const round = (n: number, digits = 2): number => Math.round(n * 10 ** digits) / 10 ** digits;
+/**
+ * Claims `<name>` (RWX) written straight into the emulator's store and control-plane volumes `pvc-<name>`
+ * labelled for them as the CSI driver labels its volumes; before the forwarder starts, so they cost no budget.
+ */
+async function addClaimsAndVolumes(bench: BenchStack, names: readonly string[]): Promise<Map<string, string>> {
+  const store = bench.stack.kubeApi!.store;
+  const storage = new StorageOSClient({ endpoint: bench.stack.storageApi!.url, ...STORAGE_API_CREDENTIALS });
+  const ids = new Map<string, string>();
+  for (const name of names) {
+    store.create('/persistentvolumeclaims', {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name, namespace: NS },
+      spec: { accessModes: ['ReadWriteMany'], storageClassName: 'manual', resources: { requests: { storage: '1Gi' } } },
+    } as KubeObject);
+    const volume = await storage.createVolume({
+      namespace: NS,
+      name: `pvc-${name}`,
+      sizeBytes: 1 << 20,
+      labels: { 'csi.storage.k8s.io/pv/name': `pvc-${name}`, 'csi.storage.k8s.io/pvc/name': name, 'csi.storage.k8s.io/pvc/namespace': NS },
+    });
+    ids.set(name, volume.id);
+  }
+  return ids;
+}
 
-const stack = await startTestStack({ functions: { sharedVolume: (event, context) => handler!(event, context) }, withForwarder: true });
-let handler: SqsHandler | undefined;
-try {
+/** A volume attached as shared: the control plane's NFS endpoint, then its VolumeAttachment (the bench's create). */
+function attachOperation(bench: BenchStack, ids: ReadonlyMap<string, string>): BenchOperation {
+  const kc = new KubeConfig();
+  kc.loadFromFile(bench.stack.kubeconfigPath);
+  const storageV1 = makeBudgetedApiClient(kc, StorageV1Api);
+  const state = bench.stack.storageApi!.state;
+  return {
+    noun: 'volumes',
+    kind: 'VolumeAttachment',
+    // published: the endpoint label on the control plane's volume, read from its state in process (no request)
+    tracker: () =>
+      new PollingTracker(function* () {
+        for (const v of state.allVolumes()) if (v.labels[LABELS.nfsMountEndpoint]) yield v.labels['csi.storage.k8s.io/pvc/name'];
+      }, 20),
+    async start(tracker, name) {
+      tracker.created.set(name, performance.now());
+      await state.shareVolume(ids.get(name)!);
+      await storageV1.createVolumeAttachment({
+        body: { metadata: { name }, spec: { attacher: 'csi.storageos.com', nodeName: 'local-node', source: { persistentVolumeName: `pvc-${name}` } } },
+      });
+      bench.benchRequests.add('create volumeattachments');
+    },
+    isBenchWrite: (e) => e.type === 'ADDED' && e.resource === 'storage.k8s.io/volumeattachments',
+  };
+}
+
+async function startBench(budget: { qps: number; burst: number }, names: readonly string[]): Promise<{ bench: BenchStack; op: BenchOperation }> {
+  const bench = await BenchStack.start({ functions: ['sharedVolume'], budget, storageApi: true });
+  try {
+    const ids = await addClaimsAndVolumes(bench, names);
+    await bench.startForwarder();
+    if (!(await bench.settle({ timeoutMs: 300_000 }))) progress('warning: the initial sync did not settle');
+    return { bench, op: attachOperation(bench, ids) };
+  } catch (error) {
+    await bench.stop();
+    throw error;
+  }
+}
+
+/** Steady-state poll passes and the cost of polling, on a stack whose volumes are all published. */
+async function steadyState(bench: BenchStack, published: number): Promise<Record<string, unknown>> {
+  const stack = bench.stack;
   const storage = new StorageOSClient({ endpoint: stack.storageApi!.url, ...STORAGE_API_CREDENTIALS });
   const kube = new KubeClients({ env: { KUBECONFIG: stack.kubeconfigPath } });
-  const queueUrl = stack.queues.SharedVolumeQueue!.url;
-  handler = createSqsHandler(createSharedVolumeController({ storage, config: DEFAULT_CONFIG }), {
-    ...sharedVolumeRuntimeOptions(),
-    doc: stack.dynamodb.doc,
-    tables: stack.tables,
-    sqs: stack.sqs.client,
-    queueUrl,
-    dlqUrl: stack.queues.SharedVolumeDlq!.url,
-    kube,
-  });
-  const kc = new KubeConfig();
-  kc.loadFromString(stack.kubeApi!.kubeconfig());
-  const core = makeBudgetedApiClient(kc, CoreV1Api);
-  const storageV1 = makeBudgetedApiClient(kc, StorageV1Api);
-  await eventually(() => stack.forwarder!.isReady(), 20_000, 'forwarder initial sync');
-
-  // ---- 1. attached as shared → published
-  const ids: string[] = [];
-  for (let i = 0; i < VOLUMES; i++) {
-    const pv = `pvc-bench-${i}`;
-    await core.createNamespacedPersistentVolumeClaim({
-      namespace: NS,
-      body: { metadata: { name: `bench-${i}` }, spec: { accessModes: ['ReadWriteMany'], storageClassName: 'manual', resources: { requests: { storage: '1Gi' } } } },
-    });
-    const v = await storage.createVolume({
-      namespace: NS,
-      name: pv,
-      sizeBytes: 1 << 20,
-      labels: { 'csi.storage.k8s.io/pv/name': pv, 'csi.storage.k8s.io/pvc/name': `bench-${i}`, 'csi.storage.k8s.io/pvc/namespace': NS },
-    });
-    ids.push(v.id);
-  }
-  // Let the claims' own events settle (they find no shared volume yet).
-  await new Promise((resolve) => setTimeout(resolve, 1500));
-  const attachedAt = new Map<string, number>();
-  const publishedAt = new Map<string, number>();
-  let watching = true;
-  const watcher = (async () => {
-    while (watching) {
-      const now = performance.now();
-      for (const v of await storage.listSharedVolumes()) if (v.externalEndpoint && !publishedAt.has(v.id)) publishedAt.set(v.id, now);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  })();
-  for (let i = 0; i < VOLUMES; i++) {
-    attachedAt.set(ids[i]!, performance.now());
-    await stack.storageApi!.state.shareVolume(ids[i]!);
-    await storageV1.createVolumeAttachment({
-      body: { metadata: { name: `csi-bench-${i}` }, spec: { attacher: 'csi.storageos.com', nodeName: 'local-node', source: { persistentVolumeName: `pvc-bench-${i}` } } },
-    });
-  }
-  const attachLoopMs = performance.now() - attachedAt.get(ids[0]!)!;
-  await eventually(() => publishedAt.size === VOLUMES, 120_000, 'all published');
-  watching = false;
-  await watcher;
-  const latencies = ids.map((id) => publishedAt.get(id)! - attachedAt.get(id)!);
-  await new Promise((resolve) => setTimeout(resolve, 1500));
-
-  // ---- 2. steady-state polls
+  const VOLUMES = published;
   const dynamoCounts: Record<string, number> = {};
   const countingDoc = new Proxy(stack.dynamodb.doc, {
     get(target, prop, receiver) {
@@ -180,53 +202,90 @@ try {
   });
 
   // ---- 3. cost of polling at the default settings
-  const PRICE_GB_S = 0.0000133334; // arm64, first 7.5 billion GB-s per month, us-east-1 / eu-west-1
-  const PRICE_PER_REQUEST = 0.2 / 1e6;
-  const MEMORY_GB = 0.5; // provider.memorySize 512
+  const PRICE_GB_S = PRICES.lambda.armPerGBSecond;
+  const PRICE_PER_REQUEST = PRICES.lambda.perMillionRequests / 1e6;
+  const MEMORY_GB = bench.pool('sharedVolume').memoryMB / 1024;
   const invocationsPerMonth = (30 * 24 * 60 * 60_000) / DEFAULT_CONFIG.scheduleIntervalMs;
   const billedSeconds = (DEFAULT_CONFIG.scheduleIntervalMs - DEFAULT_CONFIG.scheduleMarginMs) / 1000;
   const computeUsd = invocationsPerMonth * billedSeconds * MEMORY_GB * PRICE_GB_S;
   const requestUsd = invocationsPerMonth * PRICE_PER_REQUEST;
 
-  console.log(
-    JSON.stringify(
-      {
-        bench: 'shared-volume',
-        volumes: VOLUMES,
-        attachLoopMs: round(attachLoopMs, 0),
-        attachedToPublishedMs: { p50: round(percentile(latencies, 50), 0), p99: round(percentile(latencies, 99), 0), max: round(Math.max(...latencies), 0) },
-        steadyStatePoll: {
-          freshCacheNewContainer: steadyCold,
-          freshCacheWarmContainer: steadyWarm,
-          afterCacheExpiry: afterExpiry,
-          afterCacheExpiryApiReads: afterExpiryApiReads,
-          nextPollAfterRefresh: afterExpiryRefreshed,
-        },
-        kubeGetsPerVolume: {
-          objectCache: getsPerVolume(afterExpiry),
-          apiReads: getsPerVolume(afterExpiryApiReads),
-          assumptions: `poll every ${DEFAULT_CONFIG.pollIntervalMs / 1000} s, cache entries expire after ${DEFAULT_CONFIG.cacheExpiryMs / 1000} s, the forwarder watching PVCs and the labelled Services/Endpoints`,
-        },
-        pollingCostPerMonthUsd: {
-          total: round(computeUsd + requestUsd, 2),
-          compute: round(computeUsd, 2),
-          requests: round(requestUsd, 4),
-          assumptions: {
-            month: '30 days',
-            schedule: `one invocation per ${DEFAULT_CONFIG.scheduleIntervalMs / 1000} s, each polling every ${DEFAULT_CONFIG.pollIntervalMs / 1000} s for up to ${billedSeconds} s (billed while it sleeps between polls)`,
-            memoryMB: MEMORY_GB * 1024,
-            architecture: 'arm64',
-            priceUsdPerGBs: PRICE_GB_S,
-            priceUsdPerMillionRequests: 0.2,
-            excluded:
-              'free tier, DynamoDB (per invocation: the poll lease, two writes; per container start: one BatchGetItem per 100 volumes; per volume per cache expiry: three object-cache GetItems, two lease writes and one PutItem), CloudWatch Logs, the SQS event path',
-          },
-        },
+  return {
+    volumes: published,
+    poll: {
+      freshCacheNewContainer: steadyCold,
+      freshCacheWarmContainer: steadyWarm,
+      afterCacheExpiry: afterExpiry,
+      afterCacheExpiryApiReads: afterExpiryApiReads,
+      nextPollAfterRefresh: afterExpiryRefreshed,
+    },
+    kubeGetsPerVolume: {
+      objectCache: getsPerVolume(afterExpiry),
+      apiReads: getsPerVolume(afterExpiryApiReads),
+      assumptions: `poll every ${DEFAULT_CONFIG.pollIntervalMs / 1000} s, cache entries expire after ${DEFAULT_CONFIG.cacheExpiryMs / 1000} s, the forwarder watching PVCs and the labelled Services/Endpoints`,
+    },
+    pollingCostPerMonthUsd: {
+      total: round(computeUsd + requestUsd, 2),
+      compute: round(computeUsd, 2),
+      requests: round(requestUsd, 4),
+      assumptions: {
+        month: '30 days',
+        schedule: `one invocation per ${DEFAULT_CONFIG.scheduleIntervalMs / 1000} s, each polling every ${DEFAULT_CONFIG.pollIntervalMs / 1000} s for up to ${billedSeconds} s (billed while it sleeps between polls)`,
+        memoryMB: MEMORY_GB * 1024,
+        architecture: 'arm64',
+        priceUsdPerGBs: PRICE_GB_S,
+        priceUsdPerMillionRequests: PRICES.lambda.perMillionRequests,
+        excluded:
+          'free tier, DynamoDB (per invocation: the poll lease, two writes; per container start: one BatchGetItem per 100 volumes; per volume per cache expiry: three object-cache GetItems, two lease writes and one PutItem), CloudWatch Logs, the SQS event path',
       },
-      null,
-      2,
-    ),
-  );
-} finally {
-  await stack.stop();
+    },
+  };
 }
+
+async function atTargetBudget(): Promise<{ single?: Record<string, unknown>; burst?: Record<string, unknown>; steadyState?: Record<string, unknown> }> {
+  if (SINGLES + VOLUMES === 0) return {};
+  progress(`shared-volume: ${SINGLES} single volumes, then ${VOLUMES} volumes ${CONCURRENCY} at a time; budget ${BUDGET.qps} QPS / burst ${BUDGET.burst}`);
+  const singles = Array.from({ length: SINGLES }, (_, i) => `single-${i}`);
+  const names = Array.from({ length: VOLUMES }, (_, i) => `shared-${i}`);
+  const { bench, op } = await startBench(BUDGET, [...singles, ...names]);
+  try {
+    const single = SINGLES > 0 ? await runSingles(bench, singles, op) : undefined;
+    const burst = VOLUMES > 0 ? await runBurst(bench, names, op, { concurrency: CONCURRENCY, timeoutMs: 600_000 }) : undefined;
+    progress('shared-volume: steady-state polls');
+    return { single, burst, steadyState: await steadyState(bench, SINGLES + VOLUMES) };
+  } finally {
+    await bench.stop();
+  }
+}
+
+async function atKcmBudget(volumes: number): Promise<Record<string, unknown>> {
+  const budget = { ...KCM_CLIENT_DEFAULTS };
+  progress(`shared-volume: ${volumes} volumes ${CONCURRENCY} at a time at kube-controller-manager's budget (${budget.qps} QPS / burst ${budget.burst})`);
+  const names = Array.from({ length: volumes }, (_, i) => `shared-${i}`);
+  const { bench, op } = await startBench(budget, names);
+  try {
+    return await runBurst(bench, names, op, { concurrency: CONCURRENCY, timeoutMs: 120_000 + volumes * 1000 });
+  } finally {
+    await bench.stop();
+  }
+}
+
+const started = Date.now();
+const { single, burst, steadyState: steady } = await atTargetBudget();
+const kcmBudget: Record<string, unknown>[] = [];
+for (const size of BUDGET_SIZES) kcmBudget.push(await atKcmBudget(size));
+const report: ControllerReport = {
+  bench: 'shared-volume',
+  operation: 'publish (volume attached as shared → its mount endpoint on the control plane)',
+  budget: BUDGET,
+  aws: AWS_MODE,
+  functions: FUNCTIONS_MODE,
+  ownWriteHoldMs: OWN_WRITE_HOLD_MS,
+  single,
+  burst,
+  kcmBudget,
+  steadyState: steady,
+  durationS: round((Date.now() - started) / 1000, 0),
+};
+console.log(JSON.stringify(report, null, 2));
+printTable([report]);

@@ -17,10 +17,22 @@ import { provisionerOptionsFromEnv } from '../../../lib/provisioner/options.ts';
 import { LocalProvisioner } from '../../../lib/provisioner/provisioners/local.ts';
 import { StorageOSProvisioner } from '../../../lib/provisioner/provisioners/storageos.ts';
 import { StorageOSClient } from '../../../lib/storage/storageos/client.ts';
+import { sharedVolumeConfigFromEnv } from '../../../lib/shared-volume/config.ts';
+import { createSharedVolumeController, sharedVolumeRuntimeOptions } from '../../../lib/shared-volume/controller.ts';
+import { labelSyncConfigFromEnv } from '../../../lib/label-sync/config.ts';
+import { CONTROLLER_NAME as LABEL_SYNC, createLabelSyncController, labelSyncContext } from '../../../lib/label-sync/controller.ts';
 import { LOCAL_CREDENTIALS, STORAGE_API_CREDENTIALS } from '../../../infra/local/stack/stack.ts';
 import { type BucketWrite, type KubeRequestLog, MeteredKubeClients, meterDynamo, meterSqs, type Tally } from './meter.ts';
 
-export type FunctionName = 'binder' | 'provisioner';
+export type FunctionName = 'binder' | 'provisioner' | 'sharedVolume' | 'labelSync';
+
+/** The queue (and dead-letter queue) each function's event source mapping reads, by logical id in the template. */
+export const QUEUE_OF: Record<FunctionName, { queue: string; dlq: string }> = {
+  binder: { queue: 'BinderQueue', dlq: 'BinderDlq' },
+  provisioner: { queue: 'ProvisionerQueue', dlq: 'ProvisionerDlq' },
+  sharedVolume: { queue: 'SharedVolumeQueue', dlq: 'SharedVolumeDlq' },
+  labelSync: { queue: 'LabelSyncQueue', dlq: 'LabelSyncDlq' },
+};
 
 /** A record as a function received it. */
 export interface Delivery {
@@ -115,9 +127,16 @@ export function containerBuilder(spec: ContainerSpec, meters: ContainerMeters): 
         requiresSynced: ['PersistentVolumeClaim', 'PersistentVolume', 'StorageClass'],
       });
     }
-    if (!spec.storageApiUrl) throw new Error('the provisioner bench needs the storage control plane');
-    const provisionerOptions = provisionerOptionsFromEnv(env);
+    if (!spec.storageApiUrl) throw new Error(`the ${fn} bench needs the storage control plane`);
     const storage = timed(new StorageOSClient({ endpoint: spec.storageApiUrl, ...STORAGE_API_CREDENTIALS }), tally, 'storage');
+    if (fn === 'sharedVolume') {
+      return createSqsHandler(createSharedVolumeController({ storage, config: sharedVolumeConfigFromEnv(env) }), { ...sharedVolumeRuntimeOptions(), ...common, kube });
+    }
+    if (fn === 'labelSync') {
+      // as functions/label-sync.ts builds its reconciler
+      return createSqsHandler(createLabelSyncController(), { component: LABEL_SYNC, ...common, kube, context: labelSyncContext(() => storage, labelSyncConfigFromEnv(env)) });
+    }
+    const provisionerOptions = provisionerOptionsFromEnv(env);
     const provisioner = provisionerOptions.backend === 'local' ? new LocalProvisioner(storage) : new StorageOSProvisioner(storage, provisionerOptions.provisionerName);
     return createSqsHandler(createProvisionerController({ options: provisionerOptions, provisioner }), {
       ...runtimeOptionsFor(provisionerOptions),

@@ -41,8 +41,9 @@ import { startAwsStandInsProcess } from '../../../infra/local/fault-proxy/stand-
 import { LOCAL_CREDENTIALS } from '../../../infra/local/stack/stack.ts';
 import { startDynalite, type Dynalite } from '../../support/dynalite.ts';
 import { startTestStack, type Stack } from '../../support/stack.ts';
+import type { StoreEvent } from '../../../infra/local/kube-api/types.ts';
 import { costPer, PRICES, type CostCounts } from '../prices.ts';
-import { containerBuilder, type ContainerSpec, type Delivery, FunctionPool, type FunctionName, type PoolView } from './containers.ts';
+import { containerBuilder, QUEUE_OF, type ContainerSpec, type Delivery, FunctionPool, type FunctionName, type PoolView } from './containers.ts';
 import { FunctionThread, type RemoteFunctionSpec } from './function-thread.ts';
 import { byVerbAndResource, KubeRequestLog, type BucketWrite, maxInWindow, meterDynamo, meterSns, meterSqs, queueName, READ_VERBS, sum, Tally } from './meter.ts';
 import { makeBudgetedApiClient } from '../../../lib/kube/client.ts';
@@ -175,23 +176,21 @@ async function processCpuMs(pid: number): Promise<number | undefined> {
 /** Linux's USER_HZ (what /proc/<pid>/stat counts CPU time in) is 100 on every mainstream build. */
 const CLOCK_TICKS_PER_SECOND = 100;
 
-/** Observes claims reach Bound in the emulator's store. */
-export class BoundTracker {
+/**
+ * When each operation of a run started and was done (`performance.now()`), by name: the start is marked by
+ * the operation ({@link BenchOperation.start}), the end by the subclass that watches for it.
+ */
+export abstract class CompletionTracker {
   readonly created = new Map<string, number>();
-  readonly bound = new Map<string, number>();
-  readonly #unsubscribe: () => void;
+  readonly done = new Map<string, number>();
 
-  constructor(stack: Stack) {
-    this.#unsubscribe = stack.kubeApi!.store.subscribe((e) => {
-      const name = e.object.metadata?.name;
-      if (e.resource !== '/persistentvolumeclaims' || !name) return;
-      if ((e.object as { status?: { phase?: string } }).status?.phase === 'Bound' && !this.bound.has(name)) this.bound.set(name, performance.now());
-    });
+  protected markDone(name: string): void {
+    if (!this.done.has(name)) this.done.set(name, performance.now());
   }
 
   async waitAll(names: readonly string[], timeoutMs: number): Promise<boolean> {
     const deadline = performance.now() + timeoutMs;
-    while (names.some((n) => !this.bound.has(n))) {
+    while (names.some((n) => !this.done.has(n))) {
       if (performance.now() > deadline) return false;
       await sleep(20);
     }
@@ -199,12 +198,72 @@ export class BoundTracker {
   }
 
   latencies(names: readonly string[]): number[] {
-    return names.filter((n) => this.bound.has(n) && this.created.has(n)).map((n) => this.bound.get(n)! - this.created.get(n)!);
+    return names.filter((n) => this.done.has(n) && this.created.has(n)).map((n) => this.done.get(n)! - this.created.get(n)!);
+  }
+
+  abstract stop(): void;
+}
+
+/** Observes claims reach Bound in the emulator's store. */
+export class BoundTracker extends CompletionTracker {
+  readonly #unsubscribe: () => void;
+
+  constructor(stack: Stack) {
+    super();
+    this.#unsubscribe = stack.kubeApi!.store.subscribe((e) => {
+      const name = e.object.metadata?.name;
+      if (e.resource !== '/persistentvolumeclaims' || !name) return;
+      if ((e.object as { status?: { phase?: string } }).status?.phase === 'Bound') this.markDone(name);
+    });
   }
 
   stop(): void {
     this.#unsubscribe();
   }
+}
+
+/**
+ * Polls `doneNow` every `everyMs` (in process, no request: the embedded storage control plane's state, say)
+ * for the names of the operations that are done by now.
+ */
+export class PollingTracker extends CompletionTracker {
+  readonly #timer: NodeJS.Timeout;
+
+  constructor(doneNow: () => Iterable<string>, everyMs = 10) {
+    super();
+    this.#timer = setInterval(() => {
+      for (const name of doneNow()) if (this.created.has(name)) this.markDone(name);
+    }, everyMs);
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+  }
+}
+
+/** What one operation of a controller bench is: how it starts, how its end is seen, which writes are the bench's. */
+export interface BenchOperation {
+  /** What the table and the JSON call the operations (`claims`, `volumes`, `nodes`). */
+  noun: string;
+  /** The kind of the message that starts an operation in the pipeline (for where its time went). */
+  kind: string;
+  /** A tracker for one run, started before its first operation. */
+  tracker(): CompletionTracker;
+  /** Starts operation `index` called `name`; sets `tracker.created` just before its first request. */
+  start(tracker: CompletionTracker, name: string, index: number): Promise<void>;
+  /** The emulator's store writes that are the bench's own (its creates), not the functions'. */
+  isBenchWrite(event: StoreEvent): boolean;
+}
+
+/** A claim created through the API (`specFor`), done when the emulator's store holds it Bound. */
+export function claimOperation(bench: BenchStack, specFor: (name: string, index: number) => ClaimSpec): BenchOperation {
+  return {
+    noun: 'claims',
+    kind: 'PersistentVolumeClaim',
+    tracker: () => new BoundTracker(bench.stack),
+    start: (tracker, name, index) => bench.createClaim(tracker, name, specFor(name, index)),
+    isBenchWrite: (e) => e.type === 'ADDED' && e.resource === '/persistentvolumeclaims',
+  };
 }
 
 /** Samples the emulator's request counter; the peak number of requests it received in one second. */
@@ -282,8 +341,7 @@ export class BenchStack {
       const functions: RemoteFunctionSpec[] = options.functions.map((fn) => {
         const def = stack.wiring.functions.find((f) => f.name === fn)!;
         const architectures = (stack.template.Resources?.[def.logicalId] as { Properties?: { Architectures?: string[] } } | undefined)?.Properties?.Architectures;
-        const queueLogicalId = fn === 'binder' ? 'BinderQueue' : 'ProvisionerQueue';
-        const queueUrl = stack.queues[queueLogicalId].url;
+        const queueUrl = stack.queues[QUEUE_OF[fn].queue].url;
         const spec: ContainerSpec = {
           fn,
           region,
@@ -292,7 +350,7 @@ export class BenchStack {
           dynamodbEndpoint: stack.dynamodb.endpoint,
           sqsEndpoint: stack.sqs.endpoint,
           queueUrl,
-          dlqUrl: stack.queues[queueLogicalId.replace('Queue', 'Dlq')].url,
+          dlqUrl: stack.queues[QUEUE_OF[fn].dlq].url,
           env: stack.functionEnv[fn],
           budget: options.budget,
           ...(stack.storageApi ? { storageApiUrl: stack.storageApi.url } : {}),
@@ -355,7 +413,7 @@ export class BenchStack {
   }
 
   /** Creates a claim through the API (the bench's own client, not metered as a function's). */
-  async createClaim(tracker: BoundTracker, name: string, spec: V1PersistentVolumeClaim['spec']): Promise<void> {
+  async createClaim(tracker: CompletionTracker, name: string, spec: V1PersistentVolumeClaim['spec']): Promise<void> {
     tracker.created.set(name, performance.now());
     await this.core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: { metadata: { name }, spec } });
     this.benchRequests.add('create persistentvolumeclaims');
@@ -374,7 +432,7 @@ export class BenchStack {
   /** Subscribed queues (logical ids) with and without a function in this bench. */
   #queues(): { consumed: string[]; unconsumed: string[] } {
     const subscribed = [...new Set(this.stack.wiring.subscriptions.map((s) => s.queue))];
-    const consumed: string[] = this.pools.map((p) => (p.name === 'binder' ? 'BinderQueue' : 'ProvisionerQueue'));
+    const consumed: string[] = this.pools.map((p) => QUEUE_OF[p.name].queue);
     return { consumed, unconsumed: subscribed.filter((q) => !consumed.includes(q)) };
   }
 
@@ -646,12 +704,12 @@ export const priceTable = PRICES;
 type ClaimSpec = V1PersistentVolumeClaim['spec'];
 
 /**
- * One claim at a time, each on a fresh object: create → Bound, then wait for the pipeline to go idle
- * before the next. Reported: latency per claim (median and all), the records each function received
- * between create and Bound (the hops), and the per-operation figures over all of them.
+ * One operation at a time, each on a fresh object: start → done (a claim: create → Bound), then wait for the
+ * pipeline to go idle before the next. Reported: latency per operation (median and all), the records each
+ * function received between start and done (the hops), and the per-operation figures over all of them.
  */
-export async function runSingles(bench: BenchStack, names: readonly string[], specFor: (name: string, index: number) => ClaimSpec, timeoutMs = 60_000): Promise<Record<string, unknown>> {
-  const tracker = new BoundTracker(bench.stack);
+export async function runSingles(bench: BenchStack, names: readonly string[], op: BenchOperation, timeoutMs = 60_000): Promise<Record<string, unknown>> {
+  const tracker = op.tracker();
   try {
     await bench.settle();
     const before = await bench.snapshot();
@@ -660,14 +718,14 @@ export async function runSingles(bench: BenchStack, names: readonly string[], sp
     for (const [i, name] of names.entries()) {
       await bench.settle();
       const from = bench.deliveries.length;
-      await bench.createClaim(tracker, name, specFor(name, i));
+      await op.start(tracker, name, i);
       if (!(await tracker.waitAll([name], timeoutMs))) {
         complete = false;
-        progress(`single ${name}: not Bound within ${timeoutMs} ms`);
+        progress(`single ${name}: not done within ${timeoutMs} ms`);
         continue;
       }
-      const boundAt = tracker.bound.get(name)!;
-      for (const p of bench.pools) hops[p.name].push(bench.deliveries.slice(from).filter((d) => d.fn === p.name && d.at <= boundAt).length);
+      const doneAt = tracker.done.get(name)!;
+      for (const p of bench.pools) hops[p.name].push(bench.deliveries.slice(from).filter((d) => d.fn === p.name && d.at <= doneAt).length);
     }
     await bench.settle();
     const after = await bench.snapshot();
@@ -681,6 +739,7 @@ export async function runSingles(bench: BenchStack, names: readonly string[], sp
       repetitions: names.length,
       ...figures,
       latencyMs: { median: round(percentile(latencies, 50), 0), p99: round(percentile(latencies, 99), 0), all: latencies.map((l) => round(l, 0)) },
+      // named for the claims it was first written for: the records before the operation was done
       recordsBeforeBound: Object.fromEntries(Object.entries(hops).map(([fn, h]) => [fn, { median: percentile(h, 50), all: h }])),
     };
   } finally {
@@ -689,37 +748,34 @@ export async function runSingles(bench: BenchStack, names: readonly string[], sp
 }
 
 /**
- * `names.length` claims created `concurrency` at a time, as fast as the API takes them; then the time
- * until every one is Bound and the per-operation figures (counted until the pipeline is idle again).
+ * Where an operation's time went, p50 over the operations: start → its first message (of `kind`, keyed by the
+ * operation's name) accepted by a function's queue (the watch, the forwarder, SNS), → that message handed to
+ * the function (the queue), → done (the functions, and whatever messages followed).
  */
-/**
- * Where a claim's time went, p50 over the claims: create → its first message accepted by a function's
- * queue (the watch, the forwarder, SNS), → that message handed to the function (the queue), → Bound (the
- * functions, and whatever messages followed).
- */
-function claimStages(deliveries: readonly Delivery[], tracker: BoundTracker, names: readonly string[]): Record<string, number> {
+function operationStages(deliveries: readonly Delivery[], tracker: CompletionTracker, names: readonly string[], kind: string): Record<string, number> {
   const first = new Map<string, Delivery>();
   for (const d of deliveries) {
-    if (d.kind !== 'PersistentVolumeClaim' || !d.firstReceive) continue;
+    if (d.kind !== kind || !d.firstReceive) continue;
     const name = d.key.split('/').pop()!;
     if (!first.has(name)) first.set(name, d);
   }
   const toQueue: number[] = [];
   const inQueue: number[] = [];
-  const toBound: number[] = [];
+  const toDone: number[] = [];
   for (const name of names) {
     const created = tracker.created.get(name);
-    const bound = tracker.bound.get(name);
+    const done = tracker.done.get(name);
     const d = first.get(name);
-    if (created === undefined || bound === undefined || !d) continue;
+    if (created === undefined || done === undefined || !d) continue;
     toQueue.push(d.sentAt - created);
     inQueue.push(d.at - d.sentAt);
-    toBound.push(bound - d.at);
+    toDone.push(done - d.at);
   }
   return {
     createToQueued: round(percentile(toQueue, 50), 0),
     queuedToDelivered: round(percentile(inQueue, 50), 0),
-    deliveredToBound: round(percentile(toBound, 50), 0),
+    // named for the claims it was first written for: first message handed over → done
+    deliveredToBound: round(percentile(toDone, 50), 0),
   };
 }
 
@@ -752,45 +808,50 @@ function bucketPercentile(before: Map<number, number>, after: Map<number, number
   return Infinity;
 }
 
+/**
+ * `names.length` operations started `concurrency` at a time, as fast as the API takes them; then the time
+ * until every one is done and the per-operation figures (counted until the pipeline is idle again).
+ */
 export async function runBurst(
   bench: BenchStack,
   names: readonly string[],
-  specFor: (name: string, index: number) => ClaimSpec,
+  op: BenchOperation,
   options: { concurrency: number; timeoutMs: number },
 ): Promise<Record<string, unknown>> {
-  const tracker = new BoundTracker(bench.stack);
+  const tracker = op.tracker();
   try {
     await bench.settle();
     const before = await bench.snapshot();
     const rate = sampleEmulatorRate(bench.stack);
-    // Server side: the emulator's store records every write it applied; all but the bench's creates are the functions'.
+    // Server side: the emulator's store records every write it applied; all but the bench's own are the functions'.
     const writesApplied: number[] = [];
     const unsubscribe = bench.stack.kubeApi!.store.subscribe((e) => {
-      if (!(e.type === 'ADDED' && e.resource === '/persistentvolumeclaims')) writesApplied.push(performance.now());
+      if (!op.isBenchWrite(e)) writesApplied.push(performance.now());
     });
     const lagBefore = await publishLagBuckets(bench.forwarder);
     const heldBefore = await heldOutcomes(bench.forwarder);
     const started = performance.now();
-    await pool(names, options.concurrency, (name, i) => bench.createClaim(tracker, name, specFor(name, i)));
+    await pool(names, options.concurrency, (name, i) => op.start(tracker, name, i));
     const createdIn = performance.now() - started;
     const complete = await tracker.waitAll(names, options.timeoutMs);
-    if (!complete) progress(`${names.filter((n) => !tracker.bound.has(n)).length} of ${names.length} claims not Bound within ${options.timeoutMs} ms`);
-    const lastBound = Math.max(...names.map((n) => tracker.bound.get(n) ?? -Infinity));
+    if (!complete) progress(`${names.filter((n) => !tracker.done.has(n)).length} of ${names.length} ${op.noun} not done within ${options.timeoutMs} ms`);
+    const lastDone = Math.max(...names.map((n) => tracker.done.get(n) ?? -Infinity));
     const settled = await bench.settle();
     const peak = rate.stop();
     unsubscribe();
     const after = await bench.snapshot();
-    const boundCount = names.filter((n) => tracker.bound.has(n)).length;
-    const stages = claimStages(bench.deliveries.slice(before.deliveryIndex), tracker, names);
+    const doneCount = names.filter((n) => tracker.done.has(n)).length;
+    const stages = operationStages(bench.deliveries.slice(before.deliveryIndex), tracker, names, op.kind);
     stages.forwarderSeenToPublished = bucketPercentile(lagBefore, await publishLagBuckets(bench.forwarder), 50);
-    const figures = measure(bench, before, after, { operations: boundCount || names.length, latencies: tracker.latencies(names), elapsedMs: lastBound - started, complete });
+    const figures = measure(bench, before, after, { operations: doneCount || names.length, latencies: tracker.latencies(names), elapsedMs: lastDone - started, complete });
     const heldAfter = await heldOutcomes(bench.forwarder);
-    const operations = boundCount || names.length;
+    const operations = doneCount || names.length;
     // Events the forwarder held for their writer's tag, per operation, by how each hold ended.
     const forwarderHeldPerOp = Object.fromEntries(Object.entries(heldAfter).map(([outcome, n]) => [outcome, round((n - (heldBefore[outcome] ?? 0)) / operations)]));
     return {
+      // `claims` and `bound` for every operation: the table and earlier reports read these names
       claims: names.length,
-      bound: boundCount,
+      bound: doneCount,
       createConcurrency: options.concurrency,
       createsPerSecond: round((names.length / createdIn) * 1000),
       settled,
@@ -800,7 +861,7 @@ export async function runBurst(
       emulatorPeakRequestsPerSecond: peak.peakRequestsPerSecond,
       apiBudget: {
         ...(figures.apiBudget as Record<string, unknown>),
-        // the same window as the emulator saw it: the writes it applied (the functions send no other requests here, see api.readsPerOp)
+        // the same window as the emulator saw it: the writes it applied other than the bench's own
         emulatorWritesApplied: writesApplied.length,
         emulatorMaxWritesAppliedInOneSecond: maxInWindow(writesApplied).max,
       },
