@@ -4,13 +4,15 @@
  * the I/O against the Kubernetes API and records the two upstream events.
  *
  * Reads go through {@link ObjectReads}: the object cache first (as upstream reads its informer cache), a GET
- * on a miss. An update computed from a cached object that was behind gets a 409 Conflict; the object is then
+ * on a miss. A Service or Endpoints the cache answered is absent is created without a GET (as upstream
+ * creates on its informer's NotFound); a create that meets AlreadyExists reads the object from the API and
+ * goes on with it. An update computed from a cached object that was behind gets a 409 Conflict; the object is then
  * read from the API and the decision made again, once. Every object the API returns after a write is written
  * back to the cache. A create's answer carries the allocated ClusterIP, so the create-then-wait poll runs only
  * when it does not. Every call carries the step's abort signal.
  */
 import type { CoreV1Api, V1OwnerReference, V1Service } from '@kubernetes/client-node';
-import { isConflict } from '../kube/errors.ts';
+import { isAlreadyExists, isConflict } from '../kube/errors.ts';
 import type { EventRecorder } from '../kube/recorder.ts';
 import type { SharedVolume } from '../storage/types.ts';
 import { EVENTS } from './constants.ts';
@@ -60,14 +62,22 @@ export async function ensureService(deps: EnsureServiceDeps, volume: SharedVolum
   const beforeWrite = deps.beforeWrite ?? (async () => {});
   const result: EnsureServiceResult = { endpoint: '', serviceCreated: false, serviceUpdated: false, endpointsCreated: false, endpointsUpdated: false };
 
-  let service = await readOrAbort(() => reads.service(namespace, name), `failed to get service, aborting reconcile: ${namespace}/${name}`);
+  const serviceMessage = `failed to get service, aborting reconcile: ${namespace}/${name}`;
+  let service = await readOrAbort(() => reads.service(namespace, name, { trustAbsence: true }), serviceMessage);
   if (service === undefined) {
     await beforeWrite();
-    service = await core.createNamespacedService({ namespace, body: desiredService(volume, owner) }, options);
-    await reads.remember('Service', service);
-    if (!service.spec?.clusterIP) service = await waitForClusterIP(deps, namespace, name);
-    result.serviceCreated = true;
-    await recorder.eventf(withKind(service), EVENTS.created.type, EVENTS.created.reason, EVENTS.created.format, namespace, name);
+    const created = await createOrRead({
+      create: () => core.createNamespacedService({ namespace, body: desiredService(volume, owner) }, options),
+      reread: () => readOrAbort(() => reads.service(namespace, name, { fresh: true }), serviceMessage),
+      gone: `service ${namespace}/${name} already existed and was deleted before it could be read`,
+    });
+    service = created.object;
+    if (created.created) {
+      await reads.remember('Service', service);
+      if (!service.spec?.clusterIP) service = await waitForClusterIP(deps, namespace, name);
+      result.serviceCreated = true;
+      await recorder.eventf(withKind(service), EVENTS.created.type, EVENTS.created.reason, EVENTS.created.format, namespace, name);
+    }
   }
 
   if (!serviceIsEqual(volume, service)) {
@@ -85,12 +95,20 @@ export async function ensureService(deps: EnsureServiceDeps, volume: SharedVolum
     }
   }
 
-  let endpoints = await readOrAbort(() => reads.endpoints(namespace, name), `failed to get endpoint, aborting reconcile: ${namespace}/${name}`);
+  const endpointsMessage = `failed to get endpoint, aborting reconcile: ${namespace}/${name}`;
+  let endpoints = await readOrAbort(() => reads.endpoints(namespace, name, { trustAbsence: true }), endpointsMessage);
   if (endpoints === undefined) {
     await beforeWrite();
-    endpoints = await core.createNamespacedEndpoints({ namespace, body: desiredEndpoints(volume) }, options);
-    await reads.remember('Endpoints', endpoints);
-    result.endpointsCreated = true;
+    const created = await createOrRead({
+      create: () => core.createNamespacedEndpoints({ namespace, body: desiredEndpoints(volume) }, options),
+      reread: () => readOrAbort(() => reads.endpoints(namespace, name, { fresh: true }), endpointsMessage),
+      gone: `endpoints ${namespace}/${name} already existed and were deleted before they could be read`,
+    });
+    endpoints = created.object;
+    if (created.created) {
+      await reads.remember('Endpoints', endpoints);
+      result.endpointsCreated = true;
+    }
   }
 
   if (!endpointsIsEqual(volume, endpoints)) {
@@ -119,6 +137,22 @@ async function readOrAbort<T>(read: () => Promise<T | undefined>, message: strin
   } catch (error) {
     throw new EnsureServiceError(message, { cause: error });
   }
+}
+
+/**
+ * Create an object the cache answered is absent; when it exists after all (AlreadyExists: the cache was
+ * behind, or another writer was first) read it from the API and go on with it, as a read that had found it
+ * would have (no Created event). Gone again by then is an error: the next pass creates it.
+ */
+async function createOrRead<T>(how: { create: () => Promise<T>; reread: () => Promise<T | undefined>; gone: string }): Promise<{ object: T; created: boolean }> {
+  try {
+    return { object: await how.create(), created: true };
+  } catch (error) {
+    if (!isAlreadyExists(error)) throw error;
+  }
+  const existing = await how.reread();
+  if (existing === undefined) throw new EnsureServiceError(how.gone);
+  return { object: existing, created: false };
 }
 
 /**

@@ -4,18 +4,25 @@
  * PersistentVolumeClaim and the Services/Endpoints labelled `storageos.com/volume-id` (lib/forwarder/kinds.ts),
  * and writes the cache before it publishes an event, so an event-path reconcile never reads older state than
  * its message. A tombstone, an absent entry or an unreadable cache (e.g. no IAM grant on the cache table) is a
- * miss: the API server answers. After each of our own writes the object the API returned is written back
- * (forward-only by resourceVersion), as the other controllers do, so the next read is current even before
- * the forwarder's echo arrives.
+ * miss: the API server answers — except where the caller creates on absence and handles AlreadyExists
+ * (`trustAbsence`, the Service and Endpoints of ensure-service.ts): there an entry the cache answered is absent
+ * is taken as absent, as upstream takes its informer's NotFound, and the create is what asks the API server.
+ * After each of our own writes the object the API returned is written back (forward-only by
+ * resourceVersion), as the other controllers do, so the next read is current even before the forwarder's echo
+ * arrives.
+ *
+ * A volume step reads all three entries in one BatchGetItem first ({@link ObjectReads.prefetch}); each read
+ * then takes its answer from there once (a `fresh` read, after a 409, still goes to the API server).
  *
  * @example
  * const reads = new ObjectReads({ core, objects: new ObjectCache(doc, tables.cache, { indexer: indexAttributes }), cluster: 'prod' });
+ * await reads.prefetch('default', 'data', 'pvc-1234');             // one BatchGetItem for the claim, Service and Endpoints
  * const service = await reads.service('default', 'pvc-1234');      // undefined when it does not exist
  * await reads.remember('Service', await core.replaceNamespacedService({ name, namespace, body }));
  */
 import type { CoreV1Api, V1Endpoints, V1PersistentVolumeClaim, V1Service } from '@kubernetes/client-node';
 import { isNotFound } from '../kube/errors.ts';
-import type { CacheableObject, ObjectCache } from '../state/cache.ts';
+import { ObjectCache, type CacheableObject, type CachedObject } from '../state/cache.ts';
 import { VOLUME_ID_LABEL } from './constants.ts';
 import { kubeCallOptions } from './deadline.ts';
 
@@ -25,6 +32,19 @@ export interface ReadStats {
   cacheHits: number;
   /** GETs sent to the API server (cache misses and fresh re-reads). */
   apiGets: number;
+  /** Objects the cache answered are absent and a `trustAbsence` read took as absent (no GET). */
+  cacheAbsent: number;
+}
+
+/** How a read treats an entry the cache answered is absent. */
+export interface ReadOptions {
+  /** Skip the cache (after a 409 Conflict or AlreadyExists). */
+  fresh?: boolean;
+  /**
+   * Take an entry the cache answered is absent (or a tombstone) as absent, without a GET: for a caller that
+   * then creates the object and handles AlreadyExists. An unreadable cache is still a miss (a GET).
+   */
+  trustAbsence?: boolean;
 }
 
 export interface ObjectReadsOptions {
@@ -44,30 +64,56 @@ let cacheErrorReported = false;
 
 /** Reads through the object cache for one volume step. */
 export class ObjectReads {
-  readonly stats: ReadStats = { cacheHits: 0, apiGets: 0 };
+  readonly stats: ReadStats = { cacheHits: 0, apiGets: 0, cacheAbsent: 0 };
   readonly #o: ObjectReadsOptions;
+  /** Prefetched answers by {@link ObjectCache.refId}, each taken once: the entry, or null for absent. */
+  readonly #prefetched = new Map<string, CachedObject | null>();
 
   constructor(options: ObjectReadsOptions) {
     this.#o = options;
   }
 
+  /**
+   * Reads the entries of the claim, the Service and the Endpoints (the Service's name) in one strongly
+   * consistent BatchGetItem, for the reads that follow. Without an object cache it does nothing; a failed or
+   * partly unprocessed read leaves those entries to their own read.
+   */
+  async prefetch(namespace: string, claimName: string, serviceName: string): Promise<void> {
+    const objects = this.#o.objects;
+    if (!objects) return;
+    const refs = [
+      { kind: 'PersistentVolumeClaim', key: `${namespace}/${claimName}` },
+      { kind: 'Service', key: `${namespace}/${serviceName}` },
+      { kind: 'Endpoints', key: `${namespace}/${serviceName}` },
+    ];
+    try {
+      const { entries, unread } = await objects.getMany(this.#o.cluster, refs);
+      for (const ref of refs) {
+        const id = ObjectCache.refId(ref.kind, ref.key);
+        if (!unread.has(id)) this.#prefetched.set(id, entries.get(id) ?? null);
+      }
+    } catch (error) {
+      this.#reportCacheError(error, 'read');
+    }
+  }
+
   /** The claim; `undefined` when it does not exist. */
   claim(namespace: string, name: string): Promise<V1PersistentVolumeClaim | undefined> {
-    return this.#read('PersistentVolumeClaim', namespace, name, false, () =>
+    return this.#read('PersistentVolumeClaim', namespace, name, {}, () =>
       this.#o.core.readNamespacedPersistentVolumeClaim({ name, namespace }, kubeCallOptions(this.#o.signal)),
     );
   }
 
-  /** The Service; `undefined` when it does not exist. `fresh` skips the cache (after a 409 Conflict). */
-  service(namespace: string, name: string, options: { fresh?: boolean } = {}): Promise<V1Service | undefined> {
-    return this.#read('Service', namespace, name, options.fresh === true, () =>
+  /** The Service; `undefined` when it does not exist (see {@link ReadOptions}). */
+  service(namespace: string, name: string, options: ReadOptions = {}): Promise<V1Service | undefined> {
+    return this.#read('Service', namespace, name, options, () =>
       this.#o.core.readNamespacedService({ name, namespace }, kubeCallOptions(this.#o.signal)),
     );
   }
 
-  /** The Endpoints; `undefined` when they do not exist. `fresh` skips the cache (after a 409 Conflict). */
-  endpoints(namespace: string, name: string, options: { fresh?: boolean } = {}): Promise<V1Endpoints | undefined> {
-    return this.#read('Endpoints', namespace, name, options.fresh === true, () =>
+  /** The Endpoints; `undefined` when they do not exist (see {@link ReadOptions}). */
+  endpoints(namespace: string, name: string, options: ReadOptions = {}): Promise<V1Endpoints | undefined> {
+    return this.#read('Endpoints', namespace, name, options, () =>
       this.#o.core.readNamespacedEndpoints({ name, namespace }, kubeCallOptions(this.#o.signal)),
     );
   }
@@ -87,14 +133,22 @@ export class ObjectReads {
     }
   }
 
-  async #read<T>(kind: CachedKind, namespace: string, name: string, fresh: boolean, get: () => Promise<T>): Promise<T | undefined> {
+  async #read<T>(kind: CachedKind, namespace: string, name: string, options: ReadOptions, get: () => Promise<T>): Promise<T | undefined> {
     const objects = this.#o.objects;
-    if (objects && !fresh) {
+    if (objects && options.fresh !== true) {
       try {
-        const hit = await objects.get(this.#o.cluster, kind, `${namespace}/${name}`);
+        const key = `${namespace}/${name}`;
+        const id = ObjectCache.refId(kind, key);
+        const prefetched = this.#prefetched.get(id);
+        this.#prefetched.delete(id);
+        const hit = prefetched !== undefined ? prefetched : ((await objects.get(this.#o.cluster, kind, key)) ?? null);
         if (hit && !hit.deleted) {
           this.stats.cacheHits++;
           return hit.object as T;
+        }
+        if (options.trustAbsence) {
+          this.stats.cacheAbsent++;
+          return undefined;
         }
       } catch (error) {
         this.#reportCacheError(error, 'read');

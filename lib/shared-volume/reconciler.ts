@@ -83,7 +83,7 @@ export interface PollResult {
   durationMs: number;
   /** The deadline stopped the pass (the list, or volumes left `deferred`). */
   deadlineReached: boolean;
-  /** Object-cache hits and API GETs of this pass. */
+  /** Object-cache hits, API GETs and entries taken as absent, of this pass. */
   reads: ReadStats;
 }
 
@@ -104,7 +104,7 @@ export class SharedVolumeReconciler {
   readonly #deps: SharedVolumeReconcilerDeps;
   readonly #metrics: SharedVolumeMetricsSink;
   readonly #logger: SharedVolumeLogger;
-  readonly #reads: ReadStats = { cacheHits: 0, apiGets: 0 };
+  readonly #reads: ReadStats = { cacheHits: 0, apiGets: 0, cacheAbsent: 0 };
 
   constructor(deps: SharedVolumeReconcilerDeps) {
     if ((deps.objects || deps.leases) && !deps.cluster) throw new TypeError('SharedVolumeReconciler: cluster is required with objects or leases');
@@ -113,7 +113,7 @@ export class SharedVolumeReconciler {
     this.#logger = deps.logger ?? NO_LOGS;
   }
 
-  /** Object-cache hits and API GETs of this reconciler so far. */
+  /** Object-cache hits, API GETs and entries taken as absent, of this reconciler so far. */
   get reads(): ReadStats {
     return { ...this.#reads };
   }
@@ -131,7 +131,7 @@ export class SharedVolumeReconciler {
     const finish = (listed: number, outcomes: Map<string, VolumeOutcome> | undefined, deadlineReached: boolean): PollResult => {
       const durationMs = Date.now() - start;
       this.#metrics.duration(SV_METRIC.pollDuration, durationMs);
-      const reads = { cacheHits: this.#reads.cacheHits - readsBefore.cacheHits, apiGets: this.#reads.apiGets - readsBefore.apiGets };
+      const reads = { cacheHits: this.#reads.cacheHits - readsBefore.cacheHits, apiGets: this.#reads.apiGets - readsBefore.apiGets, cacheAbsent: this.#reads.cacheAbsent - readsBefore.cacheAbsent };
       return { listed, outcomes, durationMs, deadlineReached, reads };
     };
     let volumes: SharedVolume[];
@@ -231,6 +231,7 @@ export class SharedVolumeReconciler {
     } finally {
       this.#reads.cacheHits += reads.stats.cacheHits;
       this.#reads.apiGets += reads.stats.apiGets;
+      this.#reads.cacheAbsent += reads.stats.cacheAbsent;
       await lease.release().catch((error: unknown) => this.#logger.warn('shared volume lease not released', { ...context, error: String(error) }));
     }
   }
@@ -252,6 +253,7 @@ export class SharedVolumeReconciler {
     };
     let claim;
     try {
+      await reads.prefetch(volume.namespace, volume.pvcName, volume.serviceName);
       claim = await reads.claim(volume.namespace, volume.pvcName);
     } catch (error) {
       return failure('failed to fetch pvc for shared volume', error, { pvc: volume.pvcName });

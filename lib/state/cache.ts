@@ -21,7 +21,7 @@
  * const hit = await cache.get('c1', 'PersistentVolume', 'pv-1'); // { object, rv, uid, deleted: false }
  */
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import type { DocumentClient } from './client.ts';
+import { batchGetItems, type DocumentClient } from './client.ts';
 import { CACHE_INDEX_KEYS, REGISTERED_INDEXES, type CacheIndexName, type CacheIndexer } from './indexes.ts';
 import { cachePk, partitionsKey } from './schema.ts';
 
@@ -252,6 +252,31 @@ export class ObjectCache {
       new GetCommand({ TableName: this.table, Key: { pk: cachePk(cluster, kind), sk: key }, ConsistentRead: true }),
     );
     return out.Item ? this.#live(out.Item) : undefined;
+  }
+
+  /**
+   * The entries of several keys of one cluster in one strongly consistent BatchGetItem (at most 100), as
+   * {@link get} answers each: `entries` by `kind` and key ({@link ObjectCache.refId}), absent where the cache
+   * holds nothing (or an expired tombstone); `unread` the refs DynamoDB left unprocessed after the retries
+   * (throttling), whose answer is unknown — not absent.
+   */
+  async getMany(cluster: string, refs: ReadonlyArray<{ kind: string; key: string }>): Promise<{ entries: Map<string, CachedObject>; unread: Set<string> }> {
+    const keys = new Map(refs.map((r) => [ObjectCache.refId(r.kind, r.key), ObjectCache.itemKey(cluster, r.kind, r.key)]));
+    const { items, unprocessed } = await batchGetItems(this.#doc, this.table, [...keys.values()], { consistentRead: true });
+    const idOf = new Map([...keys].map(([id, k]) => [`${k.pk}\u0000${k.sk}`, id]));
+    const entries = new Map<string, CachedObject>();
+    for (const item of items) {
+      const id = idOf.get(`${String(item.pk)}\u0000${String(item.sk)}`);
+      const entry = this.#live(item as Record<string, any>);
+      if (id !== undefined && entry) entries.set(id, entry);
+    }
+    const unread = new Set(unprocessed.map((k) => idOf.get(`${String(k.pk)}\u0000${String(k.sk)}`)).filter((id): id is string => id !== undefined));
+    return { entries, unread };
+  }
+
+  /** How {@link getMany} names an entry: `kind` and key. */
+  static refId(kind: string, key: string): string {
+    return `${kind}\u0000${key}`;
   }
 
   /** The table key of an entry (for reads batched with other tables, see lib/state/key-state.ts). */

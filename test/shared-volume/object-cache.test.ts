@@ -7,7 +7,9 @@
  * - with the objects cached, a volume whose entry expired costs no GET, and a failover's updates are made from
  *   cached objects;
  * - a cached object behind the API: the update gets a 409, the object is read from the API and the update made;
- * - a miss, a tombstone or an unreadable cache table is a GET.
+ * - a Service or Endpoints the cache answers is absent is created without a GET; one that exists after all (the
+ *   cache behind) meets AlreadyExists, is read from the API and used as found (no Created event);
+ * - a claim's miss or tombstone, and an unreadable cache table, is a GET.
  */
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
@@ -123,7 +125,42 @@ describe('PVC, Service and Endpoints reads from the object cache', () => {
     assert.equal(await cachedRv('Service', v.pv), fixed.metadata!.resourceVersion);
   });
 
-  it('a miss, a tombstone or an unreadable cache table is a GET', async () => {
+  it('a new volume: the Service and Endpoints the cache answers are absent are created without a GET', async () => {
+    const v = await s.sharedVolume();
+    const recorder = new MemoryEventRecorder();
+    const before = gets();
+    const creates = () => s.kube.requests.count('create', 'services') + s.kube.requests.count('create', 'endpoints');
+    const createsBefore = creates();
+    assert.equal(await reconciler(objects, recorder).reconcileVolume(await listed(v.id)), 'published');
+    assert.deepEqual(since(before), { pvc: 1, services: 0, endpoints: 0 }, 'only the claim (not cached here) is read from the API');
+    assert.equal(creates() - createsBefore, 2);
+    assert.deepEqual(recorder.events.map((e) => e.reason), ['Created']);
+  });
+
+  it('absent in the cache but there in the API: the create meets AlreadyExists, the objects are read and used as found', async () => {
+    const v = await s.sharedVolume();
+    await reconciler().reconcileVolume(await listed(v.id));
+    await forwardClaim(v.claim);
+    const service = await s.core.readNamespacedService({ name: v.pv, namespace: NS });
+    const endpoints = await s.core.readNamespacedEndpoints({ name: v.pv, namespace: NS });
+    // The cache behind: tombstones where the objects are (e.g. a deletion and re-creation the forwarder has not seen yet).
+    await objects.remove(CLUSTER, 'Service', { apiVersion: 'v1', kind: 'Service', ...service } as CacheableObject, Number(service.metadata!.resourceVersion) + 1000);
+    await objects.remove(CLUSTER, 'Endpoints', { apiVersion: 'v1', kind: 'Endpoints', ...endpoints } as CacheableObject, Number(endpoints.metadata!.resourceVersion) + 1000);
+    const moved = (await s.storageApi.state.failoverVolume(v.id)) as { nfs?: { serviceEndpoint?: string } };
+    const port = Number(moved.nfs!.serviceEndpoint!.split(':')[1]);
+    const recorder = new MemoryEventRecorder();
+    const before = gets();
+    const failedCreates = s.kube.requests.count('create', 'services') + s.kube.requests.count('create', 'endpoints');
+    assert.equal(await reconciler(objects, recorder).reconcileVolume(await listed(v.id)), 'ready');
+    assert.equal(s.kube.requests.count('create', 'services') + s.kube.requests.count('create', 'endpoints') - failedCreates, 2, 'both creates tried');
+    assert.deepEqual(since(before), { pvc: 0, services: 1, endpoints: 1 }, 'each read from the API after its AlreadyExists');
+    const now = await s.core.readNamespacedService({ name: v.pv, namespace: NS });
+    assert.equal(now.metadata!.uid, service.metadata!.uid, 'the same Service, not a new one');
+    assert.equal((await s.core.readNamespacedEndpoints({ name: v.pv, namespace: NS })).subsets?.[0]?.ports?.[0]?.port, port, 'the failover applied to the objects found');
+    assert.deepEqual(recorder.events.map((e) => e.reason), ['Updated'], 'no Created event for objects that were there');
+  });
+
+  it("a claim's miss or tombstone, or an unreadable cache table, is a GET", async () => {
     const v = await s.sharedVolume();
     await reconciler().reconcileVolume(await listed(v.id));
     await forwardClaim(v.claim);

@@ -182,6 +182,30 @@ describe('ObjectCache against dynalite', () => {
     assert.deepEqual(found.map((e) => e.object.metadata?.name), ['va-page-119']);
   });
 
+  it('getMany answers several kinds and keys in one read, as get answers each', async () => {
+    await cache.put('c7', PV, volume('many-live', 5, { cls: 'gold', size: '1Gi', phase: 'Available' }));
+    await cache.put('c7', PVC, claim('many-claim', 6, { cls: 'gold', size: '1Gi' }));
+    await cache.put('c7', PV, volume('many-gone', 7, { cls: 'gold', size: '1Gi' }));
+    await cache.remove('c7', PV, volume('many-gone', 7, {}), 8);
+    const refs = [
+      { kind: PV, key: 'many-live' },
+      { kind: PVC, key: 'ns/many-claim' },
+      { kind: PV, key: 'many-gone' },
+      { kind: PV, key: 'many-never' },
+      { kind: PVC, key: 'many-live' }, // the same key under another kind is another entry
+    ];
+    const { entries, unread } = await cache.getMany('c7', refs);
+    assert.equal(unread.size, 0);
+    for (const ref of refs) {
+      assert.deepEqual(entries.get(ObjectCache.refId(ref.kind, ref.key)), await cache.get('c7', ref.kind, ref.key), `${ref.kind} ${ref.key}`);
+    }
+    assert.equal(entries.get(ObjectCache.refId(PV, 'many-live'))?.object.metadata?.name, 'many-live');
+    assert.equal(entries.get(ObjectCache.refId(PVC, 'ns/many-claim'))?.object.metadata?.name, 'many-claim');
+    assert.equal(entries.get(ObjectCache.refId(PV, 'many-gone'))?.deleted, true, 'a tombstone is an entry, as get answers it');
+    assert.equal(entries.has(ObjectCache.refId(PV, 'many-never')), false);
+    assert.equal(entries.has(ObjectCache.refId(PVC, 'many-live')), false);
+  });
+
   it('finds the smallest matching available volume through the match index', async () => {
     await cache.put('c3', PV, volume('small', 50, { cls: 'gold', size: '1Gi', phase: 'Available' }));
     await cache.put('c3', PV, volume('medium', 51, { cls: 'gold', size: '5Gi', phase: 'Available' }));

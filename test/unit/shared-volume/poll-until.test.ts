@@ -32,7 +32,7 @@ class ClockedReconciler extends SharedVolumeReconciler {
   override async pollOnce(options: PollOnceOptions = {}): Promise<PollResult> {
     this.passes.push({ at: Date.now() - T0, deadline: options.deadline });
     mock.timers.setTime(Date.now() + PASS_MS);
-    return { listed: 0, outcomes: new Map(), durationMs: PASS_MS, deadlineReached: false, reads: { cacheHits: 0, apiGets: 0 } };
+    return { listed: 0, outcomes: new Map(), durationMs: PASS_MS, deadlineReached: false, reads: { cacheHits: 0, apiGets: 0, cacheAbsent: 0 } };
   }
 }
 

@@ -67,7 +67,73 @@ describe('ObjectReads', () => {
     assert.equal((await reads.claim('ns', 'claim'))?.metadata?.name, 'claim', 'miss → GET');
     assert.equal(await reads.claim('ns', 'gone'), undefined);
     assert.deepEqual(gets, ['Endpoints/ns/pvc-1', 'PersistentVolumeClaim/ns/claim', 'PersistentVolumeClaim/ns/gone']);
-    assert.deepEqual(reads.stats, { cacheHits: 1, apiGets: 3 });
+    assert.deepEqual(reads.stats, { cacheHits: 1, apiGets: 3, cacheAbsent: 0 });
+  });
+
+  it('trustAbsence: an entry the cache answered is absent, or a tombstone, is absent without a GET; an unreadable cache is still a GET', async () => {
+    const { cache } = fakeCache({ 'Endpoints/ns/pvc-1': entry(service('6'), true) });
+    const { core, gets } = fakeCore({ 'Service/ns/pvc-1': service('7'), 'Endpoints/ns/pvc-1': service('8') });
+    const reads = new ObjectReads({ core, objects: cache, cluster: 'c' });
+    assert.equal(await reads.service('ns', 'pvc-1', { trustAbsence: true }), undefined, 'absent entry: no GET, even though the API has it');
+    assert.equal(await reads.endpoints('ns', 'pvc-1', { trustAbsence: true }), undefined, 'tombstone: no GET');
+    assert.deepEqual(gets, []);
+    assert.deepEqual(reads.stats, { cacheHits: 0, apiGets: 0, cacheAbsent: 2 });
+    const failing = new ObjectReads({ core, objects: fakeCache({}, { failGet: true }).cache, cluster: 'c' });
+    assert.equal((await failing.service('ns', 'pvc-1', { trustAbsence: true }))?.metadata?.resourceVersion, '7', 'unreadable → GET');
+    assert.deepEqual(gets, ['Service/ns/pvc-1']);
+  });
+
+  it('prefetch: one batch read of the claim, Service and Endpoints; each answer is taken once, unread ones are read on their own', async () => {
+    const batches: Array<Array<{ kind: string; key: string }>> = [];
+    let singleGets = 0;
+    const claimEntry = entry({ metadata: { name: 'claim', namespace: 'ns' } });
+    const cache = {
+      async getMany(_cluster: string, refs: Array<{ kind: string; key: string }>) {
+        batches.push(refs);
+        const id = (kind: string, key: string) => `${kind}\u0000${key}`;
+        // the claim is there, the Service is absent, the Endpoints were left unprocessed
+        return { entries: new Map([[id('PersistentVolumeClaim', 'ns/claim'), claimEntry]]), unread: new Set([id('Endpoints', 'ns/pvc-1')]) };
+      },
+      async get(_cluster: string, kind: string) {
+        singleGets++;
+        return kind === 'PersistentVolumeClaim' ? claimEntry : kind === 'Endpoints' ? entry(service('8')) : undefined;
+      },
+    } as unknown as ObjectCache;
+    const { core, gets } = fakeCore({ 'Service/ns/pvc-1': service('7') });
+    const reads = new ObjectReads({ core, objects: cache, cluster: 'c' });
+    await reads.prefetch('ns', 'claim', 'pvc-1');
+    assert.deepEqual(batches, [[
+      { kind: 'PersistentVolumeClaim', key: 'ns/claim' },
+      { kind: 'Service', key: 'ns/pvc-1' },
+      { kind: 'Endpoints', key: 'ns/pvc-1' },
+    ]]);
+    assert.equal((await reads.claim('ns', 'claim'))?.metadata?.name, 'claim');
+    assert.equal(await reads.service('ns', 'pvc-1', { trustAbsence: true }), undefined, 'absent in the batch: taken as absent');
+    assert.equal(singleGets, 0, 'claim and Service answered by the batch');
+    assert.equal((await reads.endpoints('ns', 'pvc-1', { trustAbsence: true }))?.metadata?.resourceVersion, '8', 'unprocessed: read on its own');
+    assert.equal(singleGets, 1);
+    assert.equal((await reads.claim('ns', 'claim'))?.metadata?.name, 'claim');
+    assert.equal(singleGets, 2, 'a prefetched answer is taken once; the next read goes to the cache again');
+    assert.equal((await reads.service('ns', 'pvc-1'))?.metadata?.resourceVersion, '7', 'without trustAbsence a miss is still a GET');
+    assert.deepEqual(gets, ['Service/ns/pvc-1']);
+  });
+
+  it('prefetch: a failed batch read leaves every entry to its own read', async () => {
+    let singleGets = 0;
+    const cache = {
+      async getMany() {
+        throw Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' });
+      },
+      async get() {
+        singleGets++;
+        return entry(service('5'));
+      },
+    } as unknown as ObjectCache;
+    // (no onCacheError: the report is once per container, module-wide, and the test below asserts it)
+    const reads = new ObjectReads({ core: fakeCore({}).core, objects: cache, cluster: 'c' });
+    await reads.prefetch('ns', 'claim', 'pvc-1');
+    assert.equal((await reads.service('ns', 'pvc-1'))?.metadata?.resourceVersion, '5');
+    assert.equal(singleGets, 1);
   });
 
   it('fresh reads skip the cache (after a 409)', async () => {
