@@ -17,8 +17,8 @@
  * | provisioner | `bench:provisioner` | default-class claims provisioned and bound: one alone, 100 at once, their deletion, 100 at KCM's budget |
  * | scale | `bench:scale` | 10,000 existing volumes, 1,000 claims at once; emulator peak request rate; forwarder memory |
  * | pipeline | `bench:pipeline` | one pipeline hop (API write → reconcile start) |
- * | shared-volume | `bench:shared-volume` | the shared volume function (its own bench, run as it is) |
- * | label-sync | `bench:label-sync` | the node label sync (its own bench, run as it is) |
+ * | shared-volume | `bench:shared-volume` | volumes attached as shared → endpoint published: one alone, 100 at once, 100 at KCM's budget; steady-state polls and their cost |
+ * | label-sync | `bench:label-sync` | node label changes → storage node: one alone, 100 at once, 100 at KCM's budget; a resync with nothing to do |
  * | kube-api | `bench:kube-api` | the API emulator itself |
  * | aws-sdk | `bench:aws-sdk` | CPU per AWS SDK call: the SDK's default client, claimflow's, the SDK without transport |
  */
@@ -92,13 +92,13 @@ if (r('pipeline')) {
 }
 if (r('shared-volume')) {
   const v = r('shared-volume');
-  add('shared-volume', 'attached → endpoint published p50 / p99 ms', `${fmt(v.attachedToPublishedMs?.p50)} / ${fmt(v.attachedToPublishedMs?.p99)}`, 'npm run bench:shared-volume');
-  add('shared-volume', 'polling cost per month USD', v.pollingCostPerMonthUsd?.total, 'npm run bench:shared-volume');
+  add('shared-volume', 'polling cost per month USD', v.steadyState?.pollingCostPerMonthUsd?.total, 'npm run bench:shared-volume');
+  add('shared-volume', 'DynamoDB requests per volume, a poll after the cache expired', v.steadyState?.poll?.afterCacheExpiry?.perVolume?.dynamoRequests, 'npm run bench:shared-volume');
 }
 if (r('label-sync')) {
   const l = r('label-sync');
-  add('label-sync', 'label change → control plane p50 / p99 ms', `${fmt(l.labelChangeToControlPlaneMs?.p50)} / ${fmt(l.labelChangeToControlPlaneMs?.p99)}`, 'npm run bench:label-sync');
-  add('label-sync', 'changes/s; control-plane calls per changed node', `${fmt(l.changesPerSecond)}; ${fmt(l.controlPlaneCallsPerChangedNode)}`, 'npm run bench:label-sync');
+  add('label-sync', 'control-plane calls per changed node (burst)', l.burst?.controlPlane?.callsPerChangedNode, 'npm run bench:label-sync');
+  add('label-sync', 'control-plane calls of a resync with nothing to do', l.resyncWithNothingToDo?.controlPlaneCalls, 'npm run bench:label-sync');
 }
 if (r('kube-api')) {
   const k = r('kube-api');
@@ -110,7 +110,7 @@ if (r('aws-sdk')) {
   add('aws-sdk', 'CPU µs per GetItem: SDK default / claimflow / no transport', `${fmt(a.cpuUsPerCall?.sdkDefault?.get)} / ${fmt(a.cpuUsPerCall?.claimflow?.get)} / ${fmt(a.cpuUsPerCall?.noTransport?.get)}`, 'npm run bench:aws-sdk');
 }
 
-const controllers = ['binder', 'provisioner'].map((n) => r(n) as ControllerReport | undefined).filter((x): x is ControllerReport => x !== undefined);
+const controllers = ['binder', 'provisioner', 'shared-volume', 'label-sync'].map((n) => r(n) as ControllerReport | undefined).filter((x): x is ControllerReport => x !== undefined);
 process.stderr.write(`\none run, ${cpus().length} CPUs, load average (1 min) ${loadAtStart[0]} at start, ${Math.round(loadavg()[0] * 100) / 100} at end\n`);
 process.stderr.write(`\n${table(CONTROLLER_HEADER, controllers.flatMap(controllerRows))}\n\n${table(['bench', 'figure', 'value', 'command'], figures)}\n\n`);
 

@@ -1,140 +1,176 @@
 /**
- * `npm run bench:label-sync`: the node label sync through the whole local stack (emulator → forwarder →
- * SNS FIFO → LabelSyncQueue → label sync handler → embedded storage control plane over HTTP).
+ * `npm run bench:label-sync`: the node label sync through the whole local stack (API emulator → forwarder →
+ * SNS FIFO → LabelSyncQueue → the label-sync function's containers, in a thread of their own as the
+ * controller benches run them (support/harness.ts) → the embedded storage control plane over HTTP), with the
+ * per-cluster API budget on.
  *
- * `BENCH_NODES` StorageOS nodes (default 500) are created (annotated with the StorageOS CSI driver), then
- * each gets a label change, `BENCH_CONCURRENCY` (default 20) changes in flight. Reported: time from a
- * label change (before the API call) to the labels on the storage node, p50/p99/max; changes applied per
- * second; control-plane calls per changed node (lists and writes; upstream makes 2 lists + 1 write);
- * label sync messages per change. Then one resync run over all nodes with nothing to do (calls made).
+ * The operation: a Node's labels changed (one update through the API) until the storage node carries them.
+ * `BENCH_SINGLES + BENCH_NODES` StorageOS nodes exist on the control plane and in the emulator's store
+ * (annotated with the StorageOS CSI driver's node id) before the forwarder starts.
+ *
+ * 1. `single`: `BENCH_SINGLES` nodes (default 5), one at a time, the pipeline idle in between.
+ * 2. `burst`: `BENCH_NODES` nodes (default 100) changed `BENCH_CONCURRENCY` at a time (default 20), budget
+ *    `BENCH_QPS`/`BENCH_BURST` (default 400/600). Both report what the binder and provisioner benches do:
+ *    latency p50/p99, changes per second, API reads and writes, messages, DynamoDB requests and units, the
+ *    cost per 1,000 changes, and the control-plane calls per changed node (lists and writes; upstream makes
+ *    2 lists and 1 write).
+ * 3. `kcmBudget`: the same burst on a fresh stack at kube-controller-manager's default budget (20 QPS, burst
+ *    30) for each size in `BENCH_BUDGET_SIZES` (default 100).
+ * 4. One scheduled resync over every node with nothing to do (on the first stack, after the burst): the calls
+ *    it made.
+ *
+ * Prints one JSON document on stdout and a short table on stderr.
  */
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
 
 import { performance } from 'node:perf_hooks';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { KubeClients, makeBudgetedApiClient } from '../../lib/kube/client.ts';
-import { createLabelSyncHandler } from '../../lib/label-sync/handler.ts';
-import { ObservedNodes } from '../../lib/label-sync/observed.ts';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { CoreV1Api, KubeConfig, type V1Node } from '@kubernetes/client-node';
+import { makeBudgetedApiClient } from '../../lib/kube/client.ts';
+import { indexAttributes } from '../../lib/kube/cache-index.ts';
 import { NODE_ID_ANNOTATION } from '../../lib/label-sync/predicate.ts';
-import type { LabelResyncReport } from '../../lib/label-sync/resync.ts';
+import { LabelResyncSlots, runLabelResync } from '../../lib/label-sync/resync.ts';
+import { KCM_CLIENT_DEFAULTS } from '../../lib/state/bucket.ts';
+import { ObjectCache } from '../../lib/state/cache.ts';
 import { StorageOSClient } from '../../lib/storage/storageos/client.ts';
+import type { KubeObject } from '../../infra/local/kube-api/types.ts';
 import { STORAGE_API_CREDENTIALS } from '../../infra/local/stack/stack.ts';
-import { eventually, startTestStack } from '../support/stack.ts';
+import { AWS_MODE, BenchStack, FUNCTIONS_MODE, OWN_WRITE_HOLD_MS, PollingTracker, envNumber, envSizes, progress, round, runBurst, runSingles, type BenchOperation } from './support/harness.ts';
+import { printTable, type ControllerReport } from './support/report.ts';
 
-const NODES = Number(process.env.BENCH_NODES ?? 500);
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 20);
+const SINGLES = envNumber('BENCH_SINGLES', 5);
+const NODES = envNumber('BENCH_NODES', 100);
+const CONCURRENCY = envNumber('BENCH_CONCURRENCY', 20);
+const BUDGET = { qps: envNumber('BENCH_QPS', 400), burst: envNumber('BENCH_BURST', 600) };
+const BUDGET_SIZES = envSizes('BENCH_BUDGET_SIZES', [100]);
+const CHANGED = { bench: 'v1' };
 
-const percentile = (values: number[], p: number): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
-};
-const round = (n: number, digits = 1): number => Math.round(n * 10 ** digits) / 10 ** digits;
-
-async function pool<T>(items: T[], width: number, run: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < items.length) await run(items[next++]);
-  }));
-}
-
-async function main(): Promise<void> {
-  let messages = 0;
-  let handler: ReturnType<typeof createLabelSyncHandler> | undefined;
-  const stack = await startTestStack({
-    functions: {
-      labelSync: async (event, context) => {
-        if (Array.isArray(event?.Records)) messages += event.Records.length;
-        return handler!(event, context);
-      },
-    },
-    withForwarder: true,
-  });
-  try {
-    const api = stack.storageApi!;
-    handler = createLabelSyncHandler({
-      config: { enabled: true, resyncIntervalMs: 3_600_000 },
-      storage: new StorageOSClient({ endpoint: api.url, ...STORAGE_API_CREDENTIALS }),
-      doc: stack.dynamodb.doc,
-      clusters: [stack.env.CLUSTER_ID],
-      runtime: {
-        tables: stack.tables,
-        sqs: stack.sqs.client,
-        queueUrl: stack.queues.LabelSyncQueue.url,
-        dlqUrl: stack.queues.LabelSyncDlq.url,
-        kube: new KubeClients({ env: { KUBECONFIG: stack.kubeconfigPath } }),
-      },
-    });
-    const kc = new KubeConfig();
-    kc.loadFromString(stack.kubeApi!.kubeconfig());
-    const core = makeBudgetedApiClient(kc, CoreV1Api);
-    await eventually(() => stack.forwarder!.isReady(), 30_000, 'forwarder ready');
-
-    const names = Array.from({ length: NODES }, (_, i) => `bench-node-${String(i).padStart(4, '0')}`);
-    for (const name of names) await api.state.addNode(name);
-    await pool(names, CONCURRENCY, async (name) => {
-      await core.createNode({ body: { metadata: { name, labels: { 'kubernetes.io/hostname': name }, annotations: { [NODE_ID_ANNOTATION]: '{"csi.storageos.com":"x"}' } } } });
-    });
-    // Every ADDED event handled (filtered, as upstream) before the measured changes.
-    const observed = new ObservedNodes(stack.dynamodb.doc, stack.tables.control);
-    await eventually(async () => (await Promise.all(names.map((n) => observed.get(stack.env.CLUSTER_ID, n)))).every(Boolean), 120_000, 'node creations handled');
-    messages = 0;
-    api.requests.reset();
-
-    const startedAt = new Map<string, number>();
-    const latency = new Map<string, number>();
-    const began = performance.now();
-    let watching = true;
-    const watcher = (async () => {
-      while (watching) {
-        const now = performance.now();
-        for (const n of api.state.listNodes()) {
-          if (n.labels.bench === 'v1' && startedAt.has(n.name) && !latency.has(n.name)) latency.set(n.name, now - startedAt.get(n.name)!);
-        }
-        await new Promise((r) => setTimeout(r, 10));
-      }
-    })();
-    await pool(names, CONCURRENCY, async (name) => {
-      const node = await core.readNode({ name });
-      node.metadata!.labels = { ...node.metadata!.labels, bench: 'v1', rack: `r${name.slice(-1)}` };
-      startedAt.set(name, performance.now());
-      await core.replaceNode({ name, body: node });
-    });
-    await eventually(() => latency.size === NODES, 300_000, 'every change applied');
-    const elapsed = performance.now() - began;
-    watching = false;
-    await watcher;
-    const calls = api.requests.snapshot();
-    const lists = calls['GET /v2/nodes'] ?? 0;
-    const writes = (calls['PUT /v2/nodes/{id}'] ?? 0) + (calls['PUT /v2/nodes/{id}/compute-only'] ?? 0);
-    const values = [...latency.values()];
-
-    api.requests.reset();
-    const resync = (await stack.invoke('labelSync', { source: 'bench' })) as LabelResyncReport;
-    const resyncCalls = api.requests.total();
-
-    console.log(
-      JSON.stringify(
-        {
-          bench: 'label-sync',
-          nodes: NODES,
-          concurrency: CONCURRENCY,
-          labelChangeToControlPlaneMs: { p50: round(percentile(values, 50)), p99: round(percentile(values, 99)), max: round(Math.max(...values)) },
-          changesPerSecond: round((NODES / elapsed) * 1000),
-          controlPlaneCallsPerChangedNode: round((lists + writes) / NODES, 2),
-          listsPerChangedNode: round(lists / NODES, 2),
-          writesPerChangedNode: round(writes / NODES, 2),
-          controlPlaneCalls: calls,
-          messagesPerChange: round(messages / NODES, 2),
-          resyncWithNothingToDo: { ...resync, controlPlaneCalls: resyncCalls },
-        },
-        null,
-        2,
-      ),
-    );
-  } finally {
-    await stack.stop();
+/** Storage nodes and Nodes `names`, the Nodes written straight into the emulator's store (no budget spent). */
+async function addNodes(bench: BenchStack, names: readonly string[]): Promise<void> {
+  const store = bench.stack.kubeApi!.store;
+  for (const name of names) {
+    await bench.stack.storageApi!.state.addNode(name);
+    store.create('/nodes', {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name, labels: { 'kubernetes.io/hostname': name }, annotations: { [NODE_ID_ANNOTATION]: '{"csi.storageos.com":"x"}' } },
+    } as KubeObject);
   }
 }
 
-await main();
+/** A Node's labels changed by one update through the API; done when its storage node carries them. */
+function labelOperation(bench: BenchStack): BenchOperation {
+  const kc = new KubeConfig();
+  kc.loadFromFile(bench.stack.kubeconfigPath);
+  const core = makeBudgetedApiClient(kc, CoreV1Api);
+  const store = bench.stack.kubeApi!.store;
+  const state = bench.stack.storageApi!.state;
+  return {
+    noun: 'nodes',
+    kind: 'Node',
+    // read from the control plane's state in process (no request)
+    tracker: () =>
+      new PollingTracker(function* () {
+        for (const n of state.listNodes()) if (n.labels.bench === CHANGED.bench) yield n.name;
+      }, 20),
+    async start(tracker, name) {
+      const node = store.get({ resource: '/nodes', namespace: '', name }) as V1Node;
+      node.metadata!.labels = { ...node.metadata!.labels, ...CHANGED, rack: `r${name.slice(-1)}` };
+      tracker.created.set(name, performance.now());
+      await core.replaceNode({ name, body: node });
+      bench.benchRequests.add('update nodes');
+    },
+    isBenchWrite: (e) => e.type === 'MODIFIED' && e.resource === '/nodes',
+  };
+}
+
+async function startBench(budget: { qps: number; burst: number }, names: readonly string[]): Promise<{ bench: BenchStack; op: BenchOperation }> {
+  const bench = await BenchStack.start({ functions: ['labelSync'], budget, storageApi: true });
+  try {
+    await addNodes(bench, names);
+    await bench.startForwarder();
+    if (!(await bench.settle({ timeoutMs: 300_000 }))) progress('warning: the initial sync did not settle');
+    return { bench, op: labelOperation(bench) };
+  } catch (error) {
+    await bench.stop();
+    throw error;
+  }
+}
+
+/** The control plane's node lists and writes during `run`, per changed node. */
+async function withControlPlaneCalls<T extends Record<string, unknown> | undefined>(bench: BenchStack, nodes: number, run: () => Promise<T>): Promise<T> {
+  const requests = bench.stack.storageApi!.requests;
+  const before = requests.snapshot();
+  const figures = await run();
+  if (!figures) return figures;
+  const after = requests.snapshot();
+  const delta = (key: string) => (after[key] ?? 0) - (before[key] ?? 0);
+  const lists = delta('GET /v2/nodes');
+  const writes = delta('PUT /v2/nodes/{id}') + delta('PUT /v2/nodes/{id}/compute-only');
+  return { ...figures, controlPlane: { listsPerChangedNode: round(lists / nodes), writesPerChangedNode: round(writes / nodes), callsPerChangedNode: round((lists + writes) / nodes) } };
+}
+
+/** One scheduled resync with nothing to do, as the function runs it for the scheduled event. */
+async function resyncWithNothingToDo(bench: BenchStack): Promise<Record<string, unknown>> {
+  const stack = bench.stack;
+  const requests = stack.storageApi!.requests;
+  const before = requests.total();
+  const report = await runLabelResync({
+    cache: new ObjectCache(stack.dynamodb.doc, stack.tables.cache, { indexer: indexAttributes }),
+    storage: new StorageOSClient({ endpoint: stack.storageApi!.url, ...STORAGE_API_CREDENTIALS }),
+    slots: new LabelResyncSlots(stack.dynamodb.doc, stack.tables.control),
+    clusters: [stack.env.CLUSTER_ID],
+    config: { enabled: true, resyncIntervalMs: 3_600_000 },
+    logger: new Logger({ serviceName: 'bench', logLevel: 'SILENT' }),
+  });
+  return { ...report, controlPlaneCalls: requests.total() - before };
+}
+
+async function atTargetBudget(): Promise<{ single?: Record<string, unknown>; burst?: Record<string, unknown>; resync?: Record<string, unknown> }> {
+  if (SINGLES + NODES === 0) return {};
+  progress(`label-sync: ${SINGLES} single nodes, then ${NODES} nodes ${CONCURRENCY} at a time; budget ${BUDGET.qps} QPS / burst ${BUDGET.burst}`);
+  const singles = Array.from({ length: SINGLES }, (_, i) => `single-${i}`);
+  const names = Array.from({ length: NODES }, (_, i) => `node-${String(i).padStart(4, '0')}`);
+  const { bench, op } = await startBench(BUDGET, [...singles, ...names]);
+  try {
+    const single = await withControlPlaneCalls(bench, SINGLES, async () => (SINGLES > 0 ? runSingles(bench, singles, op) : undefined));
+    const burst = await withControlPlaneCalls(bench, NODES, async () => (NODES > 0 ? runBurst(bench, names, op, { concurrency: CONCURRENCY, timeoutMs: 600_000 }) : undefined));
+    progress('label-sync: a resync with nothing to do');
+    return { single, burst, resync: await resyncWithNothingToDo(bench) };
+  } finally {
+    await bench.stop();
+  }
+}
+
+async function atKcmBudget(nodes: number): Promise<Record<string, unknown>> {
+  const budget = { ...KCM_CLIENT_DEFAULTS };
+  progress(`label-sync: ${nodes} nodes ${CONCURRENCY} at a time at kube-controller-manager's budget (${budget.qps} QPS / burst ${budget.burst})`);
+  const names = Array.from({ length: nodes }, (_, i) => `node-${String(i).padStart(4, '0')}`);
+  const { bench, op } = await startBench(budget, names);
+  try {
+    return await withControlPlaneCalls(bench, nodes, () => runBurst(bench, names, op, { concurrency: CONCURRENCY, timeoutMs: 120_000 + nodes * 1000 }));
+  } finally {
+    await bench.stop();
+  }
+}
+
+const started = Date.now();
+const { single, burst, resync } = await atTargetBudget();
+const kcmBudget: Record<string, unknown>[] = [];
+for (const size of BUDGET_SIZES) kcmBudget.push(await atKcmBudget(size));
+const report: ControllerReport = {
+  bench: 'label-sync',
+  operation: 'label change (Node labels updated → the storage node carries them)',
+  budget: BUDGET,
+  aws: AWS_MODE,
+  functions: FUNCTIONS_MODE,
+  ownWriteHoldMs: OWN_WRITE_HOLD_MS,
+  single,
+  burst,
+  kcmBudget,
+  resyncWithNothingToDo: resync,
+  durationS: round((Date.now() - started) / 1000, 0),
+};
+console.log(JSON.stringify(report, null, 2));
+printTable([report]);
