@@ -154,16 +154,18 @@ export function isUnprovisioned(event: ClusterEvent): boolean {
 
 /**
  * A change of a claim bound to a volume (`spec.volumeName` set: Bound, or Pending with the binder's bind
- * under way, or Lost) and not being deleted, its object in the message: the provisioner has nothing to do
+ * under way, or Lost), being deleted or not, its object in the message: the provisioner has nothing to do
  * for it (upstream's `shouldProvision` answers false as soon as `spec.volumeName` is set; an in-progress
- * record such a claim may still have is dropped by the claim's next retry, its deletion or the resync,
- * none of which this event is needed for), so its subscription leaves these out (`boundClaim`). Without
- * the object (too large for a message) the attribute is not set and the event goes everywhere.
+ * record such a claim may still have is dropped by the claim's next retry, its DELETED — whose tombstone,
+ * bound, supersedes the record (`inProgressSuperseded`) — or the resync, none of which this event is needed
+ * for), so its subscription leaves these out (`boundClaim`). A claim's deletion timestamp changes nothing
+ * there: the DELETED that follows is never marked. Without the object (too large for a message) the
+ * attribute is not set and the event goes everywhere.
  */
 export function isBoundClaim(event: ClusterEvent): boolean {
   if (event.kind !== 'PersistentVolumeClaim' || (event.type !== 'ADDED' && event.type !== 'MODIFIED' && event.type !== 'SYNC')) return false;
-  const object = event.object as { metadata?: { deletionTimestamp?: unknown }; spec?: { volumeName?: unknown } } | undefined;
-  return typeof object?.spec?.volumeName === 'string' && object.spec.volumeName !== '' && !object.metadata?.deletionTimestamp;
+  const object = event.object as { spec?: { volumeName?: unknown } } | undefined;
+  return typeof object?.spec?.volumeName === 'string' && object.spec.volumeName !== '';
 }
 
 /** At most 128 characters from the FIFO alphabet; longer ids keep a readable prefix plus a hash. */

@@ -38,7 +38,7 @@ describe('local stack', () => {
   // slow enough that the next receive (other message groups) starts while a batch is still running
   const recorder = new EventRecorder({ delayMs: 200 });
   const extra: SqsEventSource[] = [];
-  const truth: { kind: string; key: string; rv: string; boundClaim: boolean; unprovisioned: boolean; unshared: boolean; unreleased: boolean }[] = [];
+  const truth: { kind: string; key: string; rv: string; deleting: boolean; boundClaim: boolean; unprovisioned: boolean; unshared: boolean; unreleased: boolean }[] = [];
   let unsubscribe: (() => void) | undefined;
   const stateDir = join(process.env.TMPDIR ?? '/tmp', `claimflow-stack-test-${process.pid}`);
 
@@ -57,7 +57,7 @@ describe('local stack', () => {
       const meta = event.object.metadata;
       if (!kind) return;
       if (kind === 'Service' && !meta.labels?.[VOLUME_LABEL]) return;
-      const boundClaim = kind === 'PersistentVolumeClaim' && Boolean((event.object as { spec?: { volumeName?: string } }).spec?.volumeName) && event.type !== 'DELETED' && !meta.deletionTimestamp;
+      const boundClaim = kind === 'PersistentVolumeClaim' && Boolean((event.object as { spec?: { volumeName?: string } }).spec?.volumeName) && event.type !== 'DELETED';
       // No provisioner asked for (claim) or able to own it (volume), or a volume deleting without the
       // provisioner's finalizer: the provisioner's filter leaves it out.
       const annotations = meta.annotations ?? {};
@@ -75,7 +75,7 @@ describe('local stack', () => {
       // A volume not Released, not being deleted, without the provisioner's finalizer: its filter (AddFinalizer off) leaves it out.
       const unreleased = kind === 'PersistentVolume' && event.type !== 'DELETED' && (event.object as { status?: { phase?: string } }).status?.phase !== 'Released' &&
         !meta.deletionTimestamp && !(meta.finalizers ?? []).includes('external-provisioner.volume.kubernetes.io/finalizer');
-      truth.push({ kind, key: meta.namespace ? `${meta.namespace}/${meta.name}` : meta.name!, rv: meta.resourceVersion!, boundClaim, unprovisioned, unshared, unreleased });
+      truth.push({ kind, key: meta.namespace ? `${meta.namespace}/${meta.name}` : meta.name!, rv: meta.resourceVersion!, deleting: Boolean(meta.deletionTimestamp) && event.type !== 'DELETED', boundClaim, unprovisioned, unshared, unreleased });
     });
   });
 
@@ -168,6 +168,10 @@ describe('local stack', () => {
       store.update('/persistentvolumeclaims', { ...bound, metadata: { ...bound.metadata, labels: { after: 'bound' } } });
     }
 
+    // claim-0 (asked of a provisioner, bound above) is deleted: the change its DELETE makes (a deletion timestamp,
+    // pvc-protection's finalizer still on) is left out of the provisioner's queue, the deletion itself is not.
+    store.delete({ resource: '/persistentvolumeclaims', namespace: 'default', name: 'claim-0' });
+
     // Two provisioned volumes are released (their claims gone, as the binder marks them): the provisioner gets those.
     for (const i of [2, 4]) {
       const pv = store.get({ resource: '/persistentvolumes', namespace: '', name: `pv-${i}` })!;
@@ -204,17 +208,20 @@ describe('local stack', () => {
       }
     }
     assert.ok(truth.some((t) => t.kind === 'Service') && truth.some((t) => t.kind === 'VolumeAttachment'));
-    assert.equal(truth.filter((t) => t.boundClaim).length, 6, 'two claims, each given its volumeName, then Bound, then relabelled');
+    assert.equal(truth.filter((t) => t.boundClaim).length, 7, 'two claims, each given its volumeName, then Bound, then relabelled; one then deleting');
     const provisioned = recorder.events('provisioner').filter((e) => e.kind === 'PersistentVolume' || e.kind === 'PersistentVolumeClaim');
     assert.ok(provisioned.length >= 5 && truth.filter((t) => t.unprovisioned).length >= 12, 'both sides of the unprovisioned filter were exercised');
     assert.deepEqual(provisioned.filter((e) => e.kind === 'PersistentVolume').map((e) => `${e.key} ${e.type}`).sort(), ['pv-2 MODIFIED', 'pv-4 DELETED', 'pv-4 MODIFIED'],
       'of the volumes, only the two Released ones reach the provisioner, and the deletion of one, not the change its DELETE made');
     assert.ok(truth.some((t) => t.key === 'pv-4' && t.unprovisioned), 'pv-4 was seen deleting');
+    assert.ok(truth.some((t) => t.key === 'default/claim-0' && t.deleting && t.boundClaim), 'claim-0 was seen deleting, still bound');
+    assert.deepEqual(recorder.events('provisioner').filter((e) => e.key === 'default/claim-0').map((e) => e.type), ['ADDED', 'DELETED'],
+      'of claim-0, the provisioner gets its creation and its deletion: not its bind, nor the change its DELETE made');
     assert.ok(truth.filter((t) => t.unreleased && !t.unprovisioned).length >= 12, 'provisioned volumes\' other changes were left out');
     const shared = recorder.events('SharedVolumeQueue');
     assert.ok(shared.some((e) => e.key === 'default/claim-0') && shared.some((e) => e.kind === 'Service' && e.type === 'DELETED'), 'shared claims and a deleted Service reach shared-volume');
     assert.ok(truth.filter((t) => t.unshared && t.kind === 'PersistentVolumeClaim').length >= 6 && truth.some((t) => t.unshared && t.kind === 'Service'), 'both sides of the unshared filter were exercised');
-    assert.equal(recorder.events('binder').filter((e) => e.kind === 'PersistentVolumeClaim' && truth.some((t) => t.boundClaim && t.key === e.key && t.rv === e.resourceVersion)).length, 6, 'the binder still gets them');
+    assert.equal(recorder.events('binder').filter((e) => e.kind === 'PersistentVolumeClaim' && truth.some((t) => t.boundClaim && t.key === e.key && t.rv === e.resourceVersion)).length, 7, 'the binder still gets them');
     assert.ok(recorder.maxInFlight('binder') >= 2, `binder ran ${recorder.maxInFlight('binder')} invocations at once`);
     assert.equal(stack.eventSources.binder.stats.fifoOrderViolations, 0);
     assert.equal(stack.eventSources.binder.stats.wholeBatchFailures, 0);
