@@ -18,7 +18,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { createSqsHandler } from '../../lib/runtime/handler.ts';
-import type { WatchedKind } from '../../lib/runtime/message.ts';
+import { isBoundClaim, isUnprovisioned, isUnreleased, isUnshared, MESSAGE_VERSION, type ClusterEvent, type WatchedKind } from '../../lib/runtime/message.ts';
 import type { Controller, ReconcileRequest } from '../../lib/runtime/reconcile.ts';
 import type { DocumentClient } from '../../lib/state/client.ts';
 import { SqsEventSource } from '../../infra/local/stack/event-source.ts';
@@ -39,11 +39,21 @@ process.env.KUBE_API_QPS ||= '400';
 process.env.KUBE_API_BURST ||= '600';
 
 /** Queue (logical id) → the controller consuming it and the kinds its filter admits (as serverless.yml). */
-const CONSUMERS: { queue: string; name: string; kinds: WatchedKind[] }[] = [
-  { queue: 'BinderQueue', name: 'binder', kinds: ['PersistentVolume', 'PersistentVolumeClaim', 'StorageClass'] },
-  { queue: 'ProvisionerQueue', name: 'provisioner', kinds: ['PersistentVolumeClaim', 'PersistentVolume', 'StorageClass'] },
-  { queue: 'SharedVolumeQueue', name: 'shared-volume', kinds: ['VolumeAttachment', 'PersistentVolumeClaim', 'Service', 'Endpoints'] },
-  { queue: 'LabelSyncQueue', name: 'label-sync', kinds: ['Node'] },
+/**
+ * Every controller queue, and which changes its subscription's filter policy admits (serverless.yml; the message
+ * attributes come from the same predicates, lib/runtime/message.ts; the provisioner's as without
+ * `provisionerAddFinalizer`, the default). A change is expected at each consumer that admits it.
+ */
+const CONSUMERS: { queue: string; name: string; kinds: WatchedKind[]; admits: (event: ClusterEvent) => boolean }[] = [
+  { queue: 'BinderQueue', name: 'binder', kinds: ['PersistentVolume', 'PersistentVolumeClaim', 'StorageClass'], admits: () => true },
+  {
+    queue: 'ProvisionerQueue',
+    name: 'provisioner',
+    kinds: ['PersistentVolumeClaim', 'PersistentVolume', 'StorageClass'],
+    admits: (e) => !isBoundClaim(e) && !isUnprovisioned(e) && !isUnreleased(e),
+  },
+  { queue: 'SharedVolumeQueue', name: 'shared-volume', kinds: ['VolumeAttachment', 'PersistentVolumeClaim', 'Service', 'Endpoints'], admits: (e) => !isUnshared(e) },
+  { queue: 'LabelSyncQueue', name: 'label-sync', kinds: ['Node'], admits: () => true },
 ];
 
 interface Capacity {
@@ -145,11 +155,12 @@ try {
 
   // the workload: a third new volumes, a third new claims, a third volume updates
   const third = Math.max(1, Math.floor(CHANGES / 3));
-  type Change = { kind: WatchedKind; key: string; run: () => Promise<{ metadata?: { resourceVersion?: string } }> };
+  type Change = { kind: WatchedKind; type: 'ADDED' | 'MODIFIED'; key: string; run: () => Promise<{ metadata?: { resourceVersion?: string; uid?: string } }> };
   const changes: Change[] = [];
   for (let i = 0; i < third; i++) {
     changes.push({
       kind: 'PersistentVolume',
+      type: 'ADDED',
       key: `bench-pv-${i}`,
       run: () =>
         core.createPersistentVolume({
@@ -161,6 +172,7 @@ try {
     });
     changes.push({
       kind: 'PersistentVolumeClaim',
+      type: 'ADDED',
       key: `default/bench-claim-${i}`,
       run: () =>
         core.createNamespacedPersistentVolumeClaim({
@@ -175,6 +187,7 @@ try {
   for (let i = 0; i < third; i++) {
     changes.push({
       kind: 'PersistentVolume',
+      type: 'MODIFIED',
       key: `bench-pv-${i}`,
       run: () =>
         core.patchPersistentVolume(
@@ -195,7 +208,11 @@ try {
         const t0 = Date.now();
         const obj = await change.run();
         const rv = obj.metadata?.resourceVersion ?? '0';
-        for (const c of CONSUMERS.filter((c) => c.kinds.includes(change.kind))) {
+        const event: ClusterEvent = {
+          v: MESSAGE_VERSION, cluster: stack.env.CLUSTER_ID, kind: change.kind, type: change.type, key: change.key,
+          uid: obj.metadata?.uid ?? '', resourceVersion: rv, observedAt: new Date(t0).toISOString(), object: obj as ClusterEvent['object'],
+        };
+        for (const c of CONSUMERS.filter((c) => c.kinds.includes(change.kind) && c.admits(event))) {
           const id = `${c.name}|${change.kind}|${change.key}|${rv}`;
           writtenAt.set(id, t0);
           expected.push(id);
