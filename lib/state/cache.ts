@@ -22,7 +22,7 @@
  */
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { batchGetItems, type DocumentClient } from './client.ts';
-import { CACHE_INDEX_KEYS, REGISTERED_INDEXES, type CacheIndexName, type CacheIndexer } from './indexes.ts';
+import { CACHE_INDEX_KEYS, REGISTERED_INDEXES, type CacheIndexName, type CacheIndexer, type FilterAttribute } from './indexes.ts';
 import { cachePk, partitionsKey } from './schema.ts';
 
 /** A Kubernetes object as JSON. */
@@ -406,7 +406,7 @@ export class ObjectCache {
    * Strongly consistent, as {@link list}; DynamoDB still reads, and charges for, the whole partition, but
    * only the matches travel and are parsed.
    */
-  async *listWhere(cluster: string, kind: string, attribute: string, value: string): AsyncIterable<CachedObject> {
+  async *listWhere(cluster: string, kind: string, attribute: FilterAttribute, value: string): AsyncIterable<CachedObject> {
     for await (const item of this.#query({
       TableName: this.table,
       KeyConditionExpression: 'pk = :pk',

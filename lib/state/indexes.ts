@@ -60,6 +60,9 @@ export const ATTACHMENT_SOURCE = 'vaSource';
 /** {@link ATTACHMENT_SOURCE} of an attachment that names no PV ('#' is never part of a PV's name). */
 export const NO_ATTACHMENT_SOURCE = '#none';
 
+/** The filter attributes: the only names {@link ObjectCache.listWhere} takes (a misspelt one would filter nothing). */
+export type FilterAttribute = typeof ATTACHMENT_SOURCE;
+
 /** The index and filter attribute names, all of them: removed from an item when the object stops qualifying. */
 export const INDEX_ATTRIBUTES = ['matchPk', 'matchSk', 'claimRefPk', 'pendingPk', 'pendingSk', 'resyncPk', ATTACHMENT_SOURCE] as const;
 
