@@ -236,7 +236,7 @@ async function steadyState(bench: BenchStack, published: number): Promise<Record
         priceUsdPerGBs: PRICE_GB_S,
         priceUsdPerMillionRequests: PRICES.lambda.perMillionRequests,
         excluded:
-          'free tier, DynamoDB (per invocation: the poll lease, two writes; per container start: one BatchGetItem per 100 volumes; per volume per cache expiry: three object-cache GetItems, two lease writes and one PutItem), CloudWatch Logs, the SQS event path',
+          'free tier, DynamoDB (per invocation: the poll lease, two writes; per container start: one BatchGetItem per 100 volumes; per volume per cache expiry: one BatchGetItem of its claim, Service and Endpoints entries and one PutItem, and two lease writes when it writes anything), CloudWatch Logs, the SQS event path',
       },
     },
   };
