@@ -42,9 +42,8 @@ import { ApiBudget, KCM_CLIENT_DEFAULTS } from '../../lib/state/bucket.ts';
 import { BinderApi } from '../../lib/binder/api.ts';
 import { COMPONENT } from '../../lib/binder/constants.ts';
 import { reconcileBinder, type BinderDeps } from '../../lib/binder/controller.ts';
-import { AWS_MODE, BenchStack, claimOperation, FUNCTIONS_MODE, OWN_WRITE_HOLD_MS, envNumber, envSizes, percentile, progress, round, runBurst, runSingles, startBenchDynalite } from './support/harness.ts';
+import { BenchStack, claimOperation, emitControllerReport, envNumber, envSizes, percentile, progress, round, runBurst, runSingles, startBenchDynalite } from './support/harness.ts';
 import { Tally, meterDynamo } from './support/meter.ts';
-import { printTable, type ControllerReport } from './support/report.ts';
 
 const SINGLES = envNumber('BENCH_SINGLES', 5);
 const CLAIMS = envNumber('BENCH_CLAIMS', 100);
@@ -190,18 +189,12 @@ const started = Date.now();
 const { single, burst } = await atTargetBudget();
 const kcmBudget: Record<string, unknown>[] = [];
 for (const size of BUDGET_SIZES) kcmBudget.push(await atKcmBudget(size));
-const report: ControllerReport = {
+emitControllerReport({
   bench: 'binder',
   operation: 'bind (claim created → Bound, static)',
   budget: BUDGET,
-  aws: AWS_MODE,
-  functions: FUNCTIONS_MODE,
-  ownWriteHoldMs: OWN_WRITE_HOLD_MS,
   single,
   burst,
   kcmBudget,
   scaling: SCALE_CLAIMS > 0 ? await scaling() : undefined,
-  durationS: Math.round((Date.now() - started) / 1000),
-};
-console.log(JSON.stringify(report, null, 2));
-printTable([report]);
+}, started);

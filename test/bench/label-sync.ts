@@ -36,8 +36,7 @@ import { ObjectCache } from '../../lib/state/cache.ts';
 import { StorageOSClient } from '../../lib/storage/storageos/client.ts';
 import type { KubeObject } from '../../infra/local/kube-api/types.ts';
 import { STORAGE_API_CREDENTIALS } from '../../infra/local/stack/stack.ts';
-import { AWS_MODE, BenchStack, FUNCTIONS_MODE, OWN_WRITE_HOLD_MS, PollingTracker, envNumber, envSizes, progress, round, runBurst, runSingles, type BenchOperation } from './support/harness.ts';
-import { printTable, type ControllerReport } from './support/report.ts';
+import { BenchStack, emitControllerReport, envNumber, envSizes, PollingTracker, progress, round, runBurst, runSingles, type BenchOperation } from './support/harness.ts';
 
 const SINGLES = envNumber('BENCH_SINGLES', 5);
 const NODES = envNumber('BENCH_NODES', 100);
@@ -159,18 +158,12 @@ const started = Date.now();
 const { single, burst, resync } = await atTargetBudget();
 const kcmBudget: Record<string, unknown>[] = [];
 for (const size of BUDGET_SIZES) kcmBudget.push(await atKcmBudget(size));
-const report: ControllerReport = {
+emitControllerReport({
   bench: 'label-sync',
   operation: 'label change (Node labels updated → the storage node carries them)',
   budget: BUDGET,
-  aws: AWS_MODE,
-  functions: FUNCTIONS_MODE,
-  ownWriteHoldMs: OWN_WRITE_HOLD_MS,
   single,
   burst,
   kcmBudget,
   resyncWithNothingToDo: resync,
-  durationS: round((Date.now() - started) / 1000, 0),
-};
-console.log(JSON.stringify(report, null, 2));
-printTable([report]);
+}, started);

@@ -31,8 +31,7 @@ process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
 import { performance } from 'node:perf_hooks';
 import { KCM_CLIENT_DEFAULTS } from '../../lib/state/bucket.ts';
 import type { KubeObject } from '../../infra/local/kube-api/types.ts';
-import { AWS_MODE, BenchStack, claimOperation, FUNCTIONS_MODE, OWN_WRITE_HOLD_MS, envNumber, envSizes, measure, pool, progress, round, runBurst, runSingles } from './support/harness.ts';
-import { printTable, type ControllerReport } from './support/report.ts';
+import { BenchStack, claimOperation, emitControllerReport, envNumber, envSizes, measure, pool, progress, runBurst, runSingles } from './support/harness.ts';
 
 const SINGLES = envNumber('BENCH_SINGLES', 5);
 const CLAIMS = envNumber('BENCH_CLAIMS', 100);
@@ -148,18 +147,12 @@ const started = Date.now();
 const { single, burst, deletion } = await atTargetBudget();
 const kcmBudget: Record<string, unknown>[] = [];
 for (const size of BUDGET_SIZES) kcmBudget.push(await atKcmBudget(size));
-const report: ControllerReport = {
+emitControllerReport({
   bench: 'provisioner',
   operation: 'provision (default-class claim created → Bound: binder + provisioner)',
   budget: BUDGET,
-  aws: AWS_MODE,
-  functions: FUNCTIONS_MODE,
-  ownWriteHoldMs: OWN_WRITE_HOLD_MS,
   single,
   burst,
   delete: deletion,
   kcmBudget,
-  durationS: round((Date.now() - started) / 1000, 0),
-};
-console.log(JSON.stringify(report, null, 2));
-printTable([report]);
+}, started);

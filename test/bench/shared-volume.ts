@@ -46,8 +46,7 @@ import { StorageOSClient } from '../../lib/storage/storageos/client.ts';
 import type { KubeObject } from '../../infra/local/kube-api/types.ts';
 import { STORAGE_API_CREDENTIALS } from '../../infra/local/stack/stack.ts';
 import { PRICES } from './prices.ts';
-import { AWS_MODE, BenchStack, FUNCTIONS_MODE, OWN_WRITE_HOLD_MS, PollingTracker, envNumber, envSizes, progress, round, runBurst, runSingles, type BenchOperation } from './support/harness.ts';
-import { printTable, type ControllerReport } from './support/report.ts';
+import { BenchStack, emitControllerReport, envNumber, envSizes, PollingTracker, progress, round, runBurst, runSingles, type BenchOperation } from './support/harness.ts';
 
 const SINGLES = envNumber('BENCH_SINGLES', 5);
 const VOLUMES = envNumber('BENCH_VOLUMES', 100);
@@ -274,18 +273,12 @@ const started = Date.now();
 const { single, burst, steadyState: steady } = await atTargetBudget();
 const kcmBudget: Record<string, unknown>[] = [];
 for (const size of BUDGET_SIZES) kcmBudget.push(await atKcmBudget(size));
-const report: ControllerReport = {
+emitControllerReport({
   bench: 'shared-volume',
   operation: 'publish (volume attached as shared → its mount endpoint on the control plane)',
   budget: BUDGET,
-  aws: AWS_MODE,
-  functions: FUNCTIONS_MODE,
-  ownWriteHoldMs: OWN_WRITE_HOLD_MS,
   single,
   burst,
   kcmBudget,
   steadyState: steady,
-  durationS: round((Date.now() - started) / 1000, 0),
-};
-console.log(JSON.stringify(report, null, 2));
-printTable([report]);
+}, started);

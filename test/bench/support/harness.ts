@@ -47,6 +47,7 @@ import { containerBuilder, QUEUE_OF, type ContainerSpec, type Delivery, Function
 import { FunctionThread, type RemoteFunctionSpec } from './function-thread.ts';
 import { byVerbAndResource, KubeRequestLog, type BucketWrite, maxInWindow, meterDynamo, meterSns, meterSqs, queueName, READ_VERBS, sum, Tally } from './meter.ts';
 import { makeBudgetedApiClient } from '../../../lib/kube/client.ts';
+import { printTable, type ControllerReport } from './report.ts';
 
 export { timed, type Delivery, type FunctionName } from './containers.ts';
 
@@ -869,4 +870,29 @@ export async function runBurst(
   } finally {
     tracker.stop();
   }
+}
+
+/**
+ * A controller bench's end: the report with the harness's modes (`aws`, `functions`, `ownWriteHoldMs`) and the
+ * run's duration since `startedAt` (epoch ms), printed as one JSON document on stdout and a table on stderr.
+ */
+export function emitControllerReport(
+  fields: { bench: string; operation: string; budget: { qps: number; burst: number }; kcmBudget: Record<string, unknown>[]; [run: string]: unknown },
+  startedAt: number,
+): ControllerReport {
+  const { bench, operation, budget, ...runs } = fields;
+  const report: ControllerReport = {
+    bench,
+    operation,
+    budget,
+    aws: AWS_MODE,
+    functions: FUNCTIONS_MODE,
+    ownWriteHoldMs: OWN_WRITE_HOLD_MS,
+    ...runs,
+    kcmBudget: fields.kcmBudget,
+    durationS: round((Date.now() - startedAt) / 1000, 0),
+  };
+  console.log(JSON.stringify(report, null, 2));
+  printTable([report]);
+  return report;
 }
