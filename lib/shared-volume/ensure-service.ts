@@ -69,6 +69,7 @@ export async function ensureService(deps: EnsureServiceDeps, volume: SharedVolum
     const created = await createOrRead({
       create: () => core.createNamespacedService({ namespace, body: desiredService(volume, owner) }, options),
       reread: () => readOrAbort(() => reads.service(namespace, name, { fresh: true }), serviceMessage),
+      exists: () => reads.noteExistsUncached('Service', namespace, name),
       gone: `service ${namespace}/${name} already existed and was deleted before it could be read`,
     });
     service = created.object;
@@ -102,6 +103,7 @@ export async function ensureService(deps: EnsureServiceDeps, volume: SharedVolum
     const created = await createOrRead({
       create: () => core.createNamespacedEndpoints({ namespace, body: desiredEndpoints(volume) }, options),
       reread: () => readOrAbort(() => reads.endpoints(namespace, name, { fresh: true }), endpointsMessage),
+      exists: () => reads.noteExistsUncached('Endpoints', namespace, name),
       gone: `endpoints ${namespace}/${name} already existed and were deleted before they could be read`,
     });
     endpoints = created.object;
@@ -141,15 +143,17 @@ async function readOrAbort<T>(read: () => Promise<T | undefined>, message: strin
 
 /**
  * Create an object the cache answered is absent; when it exists after all (AlreadyExists: the cache was
- * behind, or another writer was first) read it from the API and go on with it, as a read that had found it
- * would have (no Created event). Gone again by then is an error: the next pass creates it.
+ * behind, another writer was first, or the cache never holds it — its volume-id label taken off) read it from
+ * the API and go on with it, as a read that had found it would have (no Created event), and read it with GETs
+ * from then on in this container. Gone again by then is an error: the next pass creates it.
  */
-async function createOrRead<T>(how: { create: () => Promise<T>; reread: () => Promise<T | undefined>; gone: string }): Promise<{ object: T; created: boolean }> {
+async function createOrRead<T>(how: { create: () => Promise<T>; reread: () => Promise<T | undefined>; exists: () => void; gone: string }): Promise<{ object: T; created: boolean }> {
   try {
     return { object: await how.create(), created: true };
   } catch (error) {
     if (!isAlreadyExists(error)) throw error;
   }
+  how.exists();
   const existing = await how.reread();
   if (existing === undefined) throw new EnsureServiceError(how.gone);
   return { object: existing, created: false };

@@ -12,7 +12,9 @@
  * arrives.
  *
  * A volume step reads all three entries in one BatchGetItem first ({@link ObjectReads.prefetch}); each read
- * then takes its answer from there once (a `fresh` read, after a 409, still goes to the API server).
+ * then takes its answer from there once; an object it found is read again after the step writes or reads fresh
+ * (a `fresh` read, after a 409, goes to the API server). An object whose create met AlreadyExists is read with GETs from then on in the
+ * container: the cache may never hold it (its volume-id label taken off, so the forwarder's watch saw it go).
  *
  * @example
  * const reads = new ObjectReads({ core, objects: new ObjectCache(doc, tables.cache, { indexer: indexAttributes }), cluster: 'prod' });
@@ -61,6 +63,14 @@ export interface ObjectReadsOptions {
 type CachedKind = 'PersistentVolumeClaim' | 'Service' | 'Endpoints';
 
 let cacheErrorReported = false;
+
+/**
+ * Objects (`cluster/kind/namespace/name`) whose create met AlreadyExists in this container: the cache will not
+ * hold them (e.g. the volume-id label was taken off, so the forwarder's selector watch saw them go), so a
+ * `trustAbsence` read of them is a GET again, not a create that fails each time. Bounded; cleared when full.
+ */
+const existsUncached = new Set<string>();
+const EXISTS_UNCACHED_MAX = 10_000;
 
 /** Reads through the object cache for one volume step. */
 export class ObjectReads {
@@ -119,11 +129,21 @@ export class ObjectReads {
   }
 
   /**
+   * Records that a create of this object met AlreadyExists although the cache answered it absent: from now on
+   * (in this container) its `trustAbsence` reads are GETs.
+   */
+  noteExistsUncached(kind: 'Service' | 'Endpoints', namespace: string, name: string): void {
+    if (existsUncached.size >= EXISTS_UNCACHED_MAX) existsUncached.clear();
+    existsUncached.add(`${this.#o.cluster}/${kind}/${namespace}/${name}`);
+  }
+
+  /**
    * Writes back an object the API returned after our write. Only objects carrying the volume-id label: those are
    * the ones the forwarder keeps current (an unlabelled entry would never be updated or tombstoned again).
    * A failed write-back only costs a GET or a 409 later; it is reported, never thrown.
    */
   async remember(kind: 'Service' | 'Endpoints', object: V1Service | V1Endpoints): Promise<void> {
+    this.#dropPrefetchedObjects();
     const objects = this.#o.objects;
     if (!objects || object.metadata?.labels?.[VOLUME_ID_LABEL] === undefined || !object.metadata.resourceVersion) return;
     try {
@@ -135,6 +155,8 @@ export class ObjectReads {
 
   async #read<T>(kind: CachedKind, namespace: string, name: string, options: ReadOptions, get: () => Promise<T>): Promise<T | undefined> {
     const objects = this.#o.objects;
+    if (options.fresh === true) this.#dropPrefetchedObjects();
+    const trustAbsence = options.trustAbsence === true && !existsUncached.has(`${this.#o.cluster}/${kind}/${namespace}/${name}`);
     if (objects && options.fresh !== true) {
       try {
         const key = `${namespace}/${name}`;
@@ -146,7 +168,7 @@ export class ObjectReads {
           this.stats.cacheHits++;
           return hit.object as T;
         }
-        if (options.trustAbsence) {
+        if (trustAbsence) {
           this.stats.cacheAbsent++;
           return undefined;
         }
@@ -161,6 +183,15 @@ export class ObjectReads {
       if (isNotFound(error)) return undefined;
       throw error;
     }
+  }
+
+  /**
+   * After a write (or a fresh read) a prefetched object may be behind it — a Service recreated while its
+   * Endpoints are being deleted — and is read again. A prefetched absence is kept: acting on it is a create,
+   * which the API refuses with AlreadyExists if it was wrong.
+   */
+  #dropPrefetchedObjects(): void {
+    for (const [id, entry] of this.#prefetched) if (entry) this.#prefetched.delete(id);
   }
 
   #reportCacheError(error: unknown, operation: 'read' | 'write'): void {

@@ -125,13 +125,26 @@ describe('PVC, Service and Endpoints reads from the object cache', () => {
     assert.equal(await cachedRv('Service', v.pv), fixed.metadata!.resourceVersion);
   });
 
-  it('a new volume: the Service and Endpoints the cache answers are absent are created without a GET', async () => {
+  it('a new volume: the entries are read in one batch; the Service and Endpoints the cache answers are absent are created without a GET', async () => {
     const v = await s.sharedVolume();
     const recorder = new MemoryEventRecorder();
+    // the object cache's own reads, counted by command
+    const commands: string[] = [];
+    const countingDoc = new Proxy(s.db.doc, {
+      get(target, prop, receiver) {
+        if (prop !== 'send') return Reflect.get(target, prop, receiver);
+        return (command: { constructor: { name: string } }, ...rest: unknown[]) => {
+          commands.push(command.constructor.name);
+          return (target.send as (...a: unknown[]) => Promise<unknown>)(command, ...rest);
+        };
+      },
+    });
+    const counted = new ObjectCache(countingDoc, s.db.tables.cache, { indexer: indexAttributes });
     const before = gets();
     const creates = () => s.kube.requests.count('create', 'services') + s.kube.requests.count('create', 'endpoints');
     const createsBefore = creates();
-    assert.equal(await reconciler(objects, recorder).reconcileVolume(await listed(v.id)), 'published');
+    assert.equal(await reconciler(counted, recorder).reconcileVolume(await listed(v.id)), 'published');
+    assert.deepEqual(commands.filter((c) => c === 'BatchGetCommand' || c === 'GetCommand'), ['BatchGetCommand'], 'claim, Service and Endpoints in one read');
     assert.deepEqual(since(before), { pvc: 1, services: 0, endpoints: 0 }, 'only the claim (not cached here) is read from the API');
     assert.equal(creates() - createsBefore, 2);
     assert.deepEqual(recorder.events.map((e) => e.reason), ['Created']);
@@ -158,6 +171,15 @@ describe('PVC, Service and Endpoints reads from the object cache', () => {
     assert.equal(now.metadata!.uid, service.metadata!.uid, 'the same Service, not a new one');
     assert.equal((await s.core.readNamespacedEndpoints({ name: v.pv, namespace: NS })).subsets?.[0]?.ports?.[0]?.port, port, 'the failover applied to the objects found');
     assert.deepEqual(recorder.events.map((e) => e.reason), ['Updated'], 'no Created event for objects that were there');
+
+    // The cache still does not hold them (as when their volume-id label is taken off): from now on they are
+    // read with GETs in this container, not created and refused each time.
+    await s.storageApi.state.failoverVolume(v.id);
+    const again = gets();
+    const createsNow = s.kube.requests.count('create', 'services') + s.kube.requests.count('create', 'endpoints');
+    assert.equal(await reconciler().reconcileVolume(await listed(v.id)), 'ready');
+    assert.equal(s.kube.requests.count('create', 'services') + s.kube.requests.count('create', 'endpoints') - createsNow, 0, 'no create tried again');
+    assert.deepEqual(since(again), { pvc: 0, services: 1, endpoints: 1 });
   });
 
   it("a claim's miss or tombstone, or an unreadable cache table, is a GET", async () => {

@@ -118,6 +118,30 @@ describe('ObjectReads', () => {
     assert.deepEqual(gets, ['Service/ns/pvc-1']);
   });
 
+  it('prefetch: after a write, an object the batch found is read again; an absence it found is kept', async () => {
+    let singleGets = 0;
+    const id = (kind: string, key: string) => `${kind}\u0000${key}`;
+    const cache = {
+      async getMany() {
+        return { entries: new Map([[id('Endpoints', 'ns/pvc-1'), entry(service('6'))]]), unread: new Set<string>() };
+      },
+      async get() {
+        singleGets++;
+        return undefined; // deleted meanwhile
+      },
+      async put() {
+        return 'written' as const;
+      },
+    } as unknown as ObjectCache;
+    const reads = new ObjectReads({ core: fakeCore({}).core, objects: cache, cluster: 'c' });
+    await reads.prefetch('ns', 'claim', 'pvc-1');
+    await reads.remember('Service', service('10')); // e.g. the Service recreated
+    assert.equal(await reads.service('ns', 'pvc-1', { trustAbsence: true }), undefined, 'the absence the batch found: kept');
+    assert.equal(singleGets, 0);
+    assert.equal(await reads.endpoints('ns', 'pvc-1', { trustAbsence: true }), undefined, 'the Endpoints the batch found: read again, now gone');
+    assert.equal(singleGets, 1);
+  });
+
   it('prefetch: a failed batch read leaves every entry to its own read', async () => {
     let singleGets = 0;
     const cache = {
