@@ -225,7 +225,9 @@ export class BoundTracker extends CompletionTracker {
 
 /**
  * Polls `doneNow` every `everyMs` (in process, no request: the embedded storage control plane's state, say)
- * for the names of the operations that are done by now.
+ * for the names of the operations that are done by now. An end is seen up to `everyMs` late (half of it on
+ * average, added to each latency; {@link BoundTracker} sees the store's event itself), and each tick's read
+ * is CPU of this process, counted in the run's CPU per operation.
  */
 export class PollingTracker extends CompletionTracker {
   readonly #timer: NodeJS.Timeout;
