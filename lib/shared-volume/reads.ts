@@ -13,8 +13,9 @@
  *
  * A volume step reads all three entries in one BatchGetItem first ({@link ObjectReads.prefetch}); each read
  * then takes its answer from there once; an object it found is read again after the step writes or reads fresh
- * (a `fresh` read, after a 409, goes to the API server). An object whose create met AlreadyExists is read with GETs from then on in the
- * container: the cache may never hold it (its volume-id label taken off, so the forwarder's watch saw it go).
+ * (a `fresh` read, after a 409, goes to the API server). An object whose create met AlreadyExists is read
+ * with GETs from then on in the container: the cache may never hold it (its volume-id label taken off, so the
+ * forwarder's watch saw it go).
  *
  * @example
  * const reads = new ObjectReads({ core, objects: new ObjectCache(doc, tables.cache, { indexer: indexAttributes }), cluster: 'prod' });
@@ -71,6 +72,7 @@ let cacheErrorReported = false;
  */
 const existsUncached = new Set<string>();
 const EXISTS_UNCACHED_MAX = 10_000;
+const uncachedKey = (cluster: string, kind: CachedKind, namespace: string, name: string): string => `${cluster}/${kind}/${namespace}/${name}`;
 
 /** Reads through the object cache for one volume step. */
 export class ObjectReads {
@@ -134,7 +136,7 @@ export class ObjectReads {
    */
   noteExistsUncached(kind: 'Service' | 'Endpoints', namespace: string, name: string): void {
     if (existsUncached.size >= EXISTS_UNCACHED_MAX) existsUncached.clear();
-    existsUncached.add(`${this.#o.cluster}/${kind}/${namespace}/${name}`);
+    existsUncached.add(uncachedKey(this.#o.cluster, kind, namespace, name));
   }
 
   /**
@@ -156,7 +158,7 @@ export class ObjectReads {
   async #read<T>(kind: CachedKind, namespace: string, name: string, options: ReadOptions, get: () => Promise<T>): Promise<T | undefined> {
     const objects = this.#o.objects;
     if (options.fresh === true) this.#dropPrefetchedObjects();
-    const trustAbsence = options.trustAbsence === true && !existsUncached.has(`${this.#o.cluster}/${kind}/${namespace}/${name}`);
+    const trustAbsence = options.trustAbsence === true && !existsUncached.has(uncachedKey(this.#o.cluster, kind, namespace, name));
     if (objects && options.fresh !== true) {
       try {
         const key = `${namespace}/${name}`;
