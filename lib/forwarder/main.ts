@@ -8,7 +8,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { createDocumentClient } from '../state/client.ts';
-import { sdkClientConfig } from '../runtime/sdk-client.ts';
+import { sdkClientConfig, withFastConfig } from '../runtime/sdk-client.ts';
 import { loadConfig } from './config.ts';
 import { startForwarder } from './forwarder.ts';
 
@@ -24,7 +24,7 @@ async function main(): Promise<void> {
   const forwarder = await startForwarder({
     cluster: config.cluster,
     kubeConfig,
-    sns: new SNSClient(sdkClientConfig()),
+    sns: withFastConfig(new SNSClient(sdkClientConfig())),
     topicArn: config.topicArn,
     doc: createDocumentClient(),
     tables: config.tables,
@@ -42,7 +42,7 @@ async function main(): Promise<void> {
       config.heartbeatIntervalMs > 0
         ? {
             intervalMs: config.heartbeatIntervalMs,
-            cloudwatch: config.cloudwatchNamespace ? { client: new CloudWatchClient(sdkClientConfig()), namespace: config.cloudwatchNamespace } : undefined,
+            cloudwatch: config.cloudwatchNamespace ? { client: withFastConfig(new CloudWatchClient(sdkClientConfig())), namespace: config.cloudwatchNamespace } : undefined,
           }
         : false,
   });

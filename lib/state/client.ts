@@ -4,16 +4,18 @@
  */
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { sdkClientConfig } from '../runtime/sdk-client.ts';
+import { sdkClientConfig, withFastConfig } from '../runtime/sdk-client.ts';
 
 export type DocumentClient = DynamoDBDocumentClient;
 
 /** A document client that drops `undefined` attributes and keeps numbers exact where they fit. */
 export function createDocumentClient(config: DynamoDBClientConfig = {}): DocumentClient {
-  return DynamoDBDocumentClient.from(new DynamoDBClient({ ...sdkClientConfig(), ...config }), {
-    marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
-    unmarshallOptions: { wrapNumbers: false },
-  });
+  return withFastConfig(
+    DynamoDBDocumentClient.from(new DynamoDBClient({ ...sdkClientConfig(), ...config }), {
+      marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
+      unmarshallOptions: { wrapNumbers: false },
+    }),
+  );
 }
 
 /** What {@link batchGetItems} reads besides the keys. */

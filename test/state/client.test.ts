@@ -2,10 +2,13 @@
  * The AWS SDK clients claimflow builds skip the SDK logger's redacted copies of every request and response
  * (lib/runtime/sdk-logger.ts): the copy walks a whole DynamoDB item against the operation's schema on each
  * call, to hand to a logger that drops it. A plain client is the control that shows the probe sees copies.
- * They send through undici (lib/runtime/sdk-client.ts), not `node:http`.
+ * They send through undici (lib/runtime/sdk-client.ts), not `node:http`, and their configuration is an
+ * object V8 holds with fast properties (`withFastConfig`), which each request copies three times.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient, type DocumentClient } from '../../lib/state/client.ts';
@@ -98,5 +101,49 @@ describe('AWS SDK clients: no log copies for a logger that drops them', () => {
       doc.destroy();
       plain.destroy();
     }
+  });
+});
+
+/**
+ * Runs `body` (module code) in a child Node with V8's test hooks (`%HasFastProperties`), which a test
+ * process cannot turn on for itself; returns what it printed, parsed.
+ */
+async function withNatives(body: string): Promise<Record<string, unknown>> {
+  const root = new URL('../../', import.meta.url).href;
+  const source = body.replaceAll('@root/', root);
+  const { stdout } = await promisify(execFile)(process.execPath, ['--allow-natives-syntax', '--input-type=module', '--eval', source], { timeout: 60_000 });
+  return JSON.parse(stdout) as Record<string, unknown>;
+}
+
+describe('AWS SDK clients: a configuration each request can copy cheaply', () => {
+  let db: Dynalite;
+  before(async () => {
+    db = await startDynalite();
+  });
+  after(() => db.stop());
+
+  test("claimflow's clients hold their configuration as a fast object (a plain client's is a dictionary), and still work", async () => {
+    const config = JSON.stringify({ endpoint: db.endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+    const seen = await withNatives(`
+      import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+      import { SNSClient } from '@aws-sdk/client-sns';
+      import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+      import { createDocumentClient } from '@root/lib/state/client.ts';
+      import { createSqsClient } from '@root/lib/runtime/sqs.ts';
+      import { sdkClientConfig, withFastConfig } from '@root/lib/runtime/sdk-client.ts';
+      const config = ${config};
+      const fast = (client) => %HasFastProperties(client.config);
+      const plain = DynamoDBDocumentClient.from(new DynamoDBClient(config));
+      const doc = createDocumentClient(config);
+      const out = { plain: fast(plain), doc: fast(doc), sqs: fast(createSqsClient(config)), sns: fast(withFastConfig(new SNSClient({ ...sdkClientConfig(), ...config }))) };
+      const Key = { pk: 'fast-config', sk: 'object' };
+      await doc.send(new PutCommand({ TableName: '${db.tables.cache}', Item: { ...Key, n: 1 } }));
+      out.read = (await doc.send(new GetCommand({ TableName: '${db.tables.cache}', Key, ConsistentRead: true }))).Item?.n;
+      out.docAfterRequests = fast(doc);
+      out.credentialsStillAnAccessor = typeof Object.getOwnPropertyDescriptor(doc.config, 'credentials')?.get === 'function';
+      console.log(JSON.stringify(out));
+      process.exit(0);
+    `);
+    assert.deepEqual(seen, { plain: false, doc: true, sqs: true, sns: true, read: 1, docAfterRequests: true, credentialsStillAnAccessor: true });
   });
 });

@@ -45,7 +45,7 @@ import { applyShippedRbac, forwarderServiceAccount, manifestsDir, planIdentities
 import type { KubeObject } from '../kube-api/types.ts';
 import { compileTemplate, type CfnTemplate } from './template.ts';
 import { readWiring, type FunctionDef, type Wiring } from './wiring.ts';
-import { sdkClientConfig } from '../../../lib/runtime/sdk-client.ts';
+import { sdkClientConfig, withFastConfig } from '../../../lib/runtime/sdk-client.ts';
 
 /** Any async Lambda handler (SQS batches, scheduled events). */
 export type LambdaHandler = (event: any, context: Context) => Promise<any>;
@@ -323,9 +323,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     }
     const realAws = awsEndpoint === REAL_AWS;
     const clientConfig = realAws ? { region } : { region, credentials: LOCAL_CREDENTIALS };
-    const sqs = new SQSClient({ ...sdkClientConfig(), ...clientConfig, ...(sqsEndpoint ? { endpoint: sqsEndpoint } : {}) });
-    const sns = new SNSClient({ ...sdkClientConfig(), ...clientConfig, ...(sqsEndpoint ? { endpoint: sqsEndpoint } : {}) });
-    const dynamodb = new DynamoDBClient({ ...sdkClientConfig(), ...clientConfig, ...(dynamoEndpoint ? { endpoint: dynamoEndpoint } : {}) });
+    const sqs = withFastConfig(new SQSClient({ ...sdkClientConfig(), ...clientConfig, ...(sqsEndpoint ? { endpoint: sqsEndpoint } : {}) }));
+    const sns = withFastConfig(new SNSClient({ ...sdkClientConfig(), ...clientConfig, ...(sqsEndpoint ? { endpoint: sqsEndpoint } : {}) }));
+    const dynamodb = withFastConfig(new DynamoDBClient({ ...sdkClientConfig(), ...clientConfig, ...(dynamoEndpoint ? { endpoint: dynamoEndpoint } : {}) }));
     const doc = createDocumentClient({ ...clientConfig, ...(dynamoEndpoint ? { endpoint: dynamoEndpoint } : {}) });
     /** What the stack reports as each service's endpoint (on real AWS, the region's). */
     const shown = {
