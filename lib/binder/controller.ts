@@ -30,6 +30,7 @@ import { compareQuantities } from '../kube/quantity.ts';
 import type { EventRecorder } from '../kube/recorder.ts';
 import { MESSAGE_VERSION, type ClusterEvent, type WatchedKind } from '../runtime/message.ts';
 import { ENV, type Controller, type ReconcileRequest, type ReconcileResult } from '../runtime/reconcile.ts';
+import { singleMetricOf } from '../runtime/observability.ts';
 import type { RuntimeContext } from '../runtime/handler.ts';
 import { RequeueSender } from '../resync/sender.ts';
 import { ObjectCache, cacheKey, type CachedObject } from '../state/cache.ts';
@@ -564,7 +565,7 @@ function recordWriteMetrics(purpose: string, kind: string, returned: PersistentV
     const created = Date.parse(String(returned.metadata.creationTimestamp ?? ''));
     if (Number.isFinite(created)) {
       const provisioner = returned.metadata.annotations?.[ANN_STORAGE_PROVISIONER];
-      const metric = deps.metrics.singleMetric();
+      const metric = singleMetricOf(deps.metrics);
       metric.addDimension('plugin_name', provisioner || 'N/A');
       metric.addDimension('operation_name', provisioner ? 'provision' : 'bind');
       metric.addMetric(BinderMetric.volumeOperationTotalSeconds, MetricUnit.Seconds, ((deps.now ?? Date.now)() - created) / 1000);
@@ -574,7 +575,7 @@ function recordWriteMetrics(purpose: string, kind: string, returned: PersistentV
 
 function count(deps: BinderDeps, name: string, dimensions: Record<string, string> = {}): void {
   if (!deps.metrics) return;
-  const metric = Object.keys(dimensions).length ? deps.metrics.singleMetric() : deps.metrics;
+  const metric = Object.keys(dimensions).length ? singleMetricOf(deps.metrics) : deps.metrics;
   for (const [k, v] of Object.entries(dimensions)) metric.addDimension(k, v);
   metric.addMetric(name, MetricUnit.Count, 1);
 }

@@ -6,6 +6,7 @@
  * emitObservations(metrics, [{ op: 'provision', outcome: 'success', class: 'fast', source: '', durationSeconds: 1.2 }]);
  */
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
+import { singleMetricOf } from '../runtime/observability.ts';
 import { MetricName } from './constants.ts';
 import type { MetricObservation } from './types.ts';
 
@@ -22,7 +23,7 @@ export function counterName(o: MetricObservation): string {
 export function emitObservations(metrics: Metrics, observations: readonly MetricObservation[]): void {
   // A single metric is flushed by its addMetric: one per metric, each with the dimensions.
   const publish = (o: MetricObservation, name: string, unit: (typeof MetricUnit)[keyof typeof MetricUnit], value: number): void => {
-    const single = metrics.singleMetric();
+    const single = singleMetricOf(metrics);
     single.addDimension('class', label(o.class));
     if (o.op === 'provision') single.addDimension('source', label(o.source));
     single.addMetric(name, unit, value);

@@ -11,10 +11,10 @@
  * await settle(rt, job, outcome);
  */
 import type { Context, SQSRecord } from 'aws-lambda';
-import type { Logger } from '@aws-lambda-powertools/logger';
 import type { BackoffId, BackoffRecord } from '../state/backoff.ts';
 import type { ClusterEvent } from './message.ts';
 import type { ReconcileRequest, ReconcileResult } from './reconcile.ts';
+import type { Log } from './observability.ts';
 
 /** Per-invocation bookkeeping shared by the batch's records. */
 export interface BatchState {
@@ -36,8 +36,8 @@ export interface Job {
   /** Lambda's context; undefined outside Lambda (tests, scripts). */
   lambdaContext: Context | undefined;
   batch: BatchState;
-  /** The function's logger; after parsing, a child logger carrying the record's keys. */
-  log: Logger;
+  /** The function's logger; after parsing, one that adds the record's keys to each entry. */
+  log: Log;
   /** Epoch ms by which budget waits must end (deadline gate); undefined outside Lambda. */
   deadline?: number;
   /** Set by the parse gate. */

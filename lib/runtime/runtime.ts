@@ -22,7 +22,7 @@ import { LeaseStore } from '../state/lease.ts';
 import { tableNames, type TableNames } from '../state/schema.ts';
 import { SyncMarkers } from '../state/sync.ts';
 import type { WatchedKind } from './message.ts';
-import { createLogger, createMetrics, reportForbidden } from './observability.ts';
+import { createLogger, createMetrics, reportForbidden, type Log } from './observability.ts';
 import { ENV, type Controller, type ReconcileRequest } from './reconcile.ts';
 import { createSqsClient, queueUrlFromArn } from './sqs.ts';
 import { DEFAULT_MAX_VISIBILITY_DELAY_MS } from './wait.ts';
@@ -30,7 +30,8 @@ import { DEFAULT_MAX_VISIBILITY_DELAY_MS } from './wait.ts';
 /** What every reconcile gets from the runtime (controllers may wrap it with {@link SqsHandlerOptions.context}). */
 export interface RuntimeContext {
   request: ReconcileRequest;
-  logger: Logger;
+  /** The record's logger: the function's, adding the record's keys (cluster, kind, key, message) to each entry. */
+  logger: Log;
   metrics: Metrics;
   doc: DocumentClient;
   tables: TableNames;

@@ -11,13 +11,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
-import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import { KubeClients, clusterIdsFromEnv } from '../kube/client.ts';
 import { runWithStorageCluster } from '../storage/clusters.ts';
 import { KubeEventRecorder, type EventRecorder } from '../kube/recorder.ts';
 import type { RuntimeContext, SqsHandlerOptions } from '../runtime/handler.ts';
-import { createLogger, createMetrics } from '../runtime/observability.ts';
+import { createLogger, createMetrics, type Log } from '../runtime/observability.ts';
 import type { Controller } from '../runtime/reconcile.ts';
 import { ApiBudget, budgetFromEnv, withBudgetDeadline } from '../state/bucket.ts';
 import { ObjectCache } from '../state/cache.ts';
@@ -42,7 +41,7 @@ export function metricsSink(metrics: Metrics): SharedVolumeMetricsSink {
 }
 
 /** Adapts a Powertools logger to the reconciler's. */
-export function loggerSink(logger: Logger): SharedVolumeLogger {
+export function loggerSink(logger: Log): SharedVolumeLogger {
   return {
     info: (message, extra) => logger.info(message, extra ?? {}),
     warn: (message, extra) => logger.warn(message, extra ?? {}),

@@ -12,7 +12,7 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { Gate, Outcome } from '../job.ts';
 import { ClusterEventSchema, type ClusterEvent } from '../message.ts';
-import { METRIC } from '../observability.ts';
+import { METRIC, recordLogger } from '../observability.ts';
 import { ENV } from '../reconcile.ts';
 import type { SqsRuntime } from '../runtime.ts';
 
@@ -85,9 +85,8 @@ export function parse<Ctx>(rt: SqsRuntime<Ctx>): Gate {
     }
     const { cluster, kind, key } = event;
     job.parsed = { event, request: { cluster, kind, key, event }, id: { controller: rt.controller.name, cluster, kind, key } };
-    // Groups run concurrently, so each record logs through a child logger of its own keys.
-    job.log = rt.logger.createChild();
-    job.log.appendKeys({ cluster, kind, key, messageId: record.messageId, eventType: event.type });
+    // Groups run concurrently: each record logs with its own keys (recordLogger, observability.ts).
+    job.log = recordLogger(rt.logger, { cluster, kind, key, messageId: record.messageId, eventType: event.type });
     return next();
   };
 }

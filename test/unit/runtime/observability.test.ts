@@ -1,0 +1,95 @@
+/**
+ * lib/runtime/observability.ts:
+ * - a record's logger (`recordLogger`): every entry carries the record's keys and the function logger's
+ *   persistent keys as they are when it is written, alongside the call's own attributes, error or string;
+ *   the level is the function logger's; and two records' loggers never mix;
+ * - the reused single metric (`singleMetricOf`): each metric published with its own dimensions and the
+ *   function's defaults, none left over from the one before.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { createMetrics, recordLogger, singleMetricOf } from '../../../lib/runtime/observability.ts';
+
+/** Runs `write` with stdout and stderr captured (warnings and errors go to stderr), and returns the JSON entries Powertools printed. */
+function entries(write: () => void): Array<Record<string, unknown>> {
+  const lines: string[] = [];
+  const streams = [process.stdout, process.stderr];
+  const originals = streams.map((s) => s.write);
+  for (const s of streams) s.write = ((chunk: string | Uint8Array) => (lines.push(String(chunk)), true)) as typeof s.write;
+  try {
+    write();
+  } finally {
+    streams.forEach((s, i) => (s.write = originals[i]!));
+  }
+  return lines.flatMap((l) => l.split('\n')).filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+const keys = (i: number) => ({ cluster: 'c1', kind: 'PersistentVolumeClaim', key: `default/claim-${i}`, messageId: `m-${i}`, eventType: 'ADDED' });
+
+test('every entry carries the record keys, the function logger keys at the time, and its own attributes, error or string', () => {
+  const parent = new Logger({ serviceName: 'claimflow-test', logLevel: 'DEBUG', persistentKeys: { controller: 'binder' } });
+  const log = recordLogger(parent, keys(1));
+  const printed = entries(() => {
+    parent.appendKeys({ invocation: 'inv-1' });
+    log.debug('debugging', { step: 'match' });
+    log.info('bound', { volume: 'pv-1' }, { rv: '12' });
+    log.warn('went wrong', new Error('boom'));
+    parent.removeKeys(['invocation']);
+    log.error('failed', 'a plain string');
+  });
+  assert.equal(printed.length, 4);
+  for (const entry of printed) assert.deepEqual({ ...keys(1), controller: 'binder' }, pick(entry, [...Object.keys(keys(1)), 'controller']));
+  assert.deepEqual(printed.map((e) => [e.level, e.message]), [['DEBUG', 'debugging'], ['INFO', 'bound'], ['WARN', 'went wrong'], ['ERROR', 'failed']]);
+  assert.equal(printed[0]!.step, 'match');
+  assert.equal(printed[1]!.volume, 'pv-1');
+  assert.equal(printed[1]!.rv, '12');
+  assert.equal((printed[2]!.error as { message?: string }).message, 'boom');
+  assert.equal(printed[3]!.extra, 'a plain string');
+  assert.deepEqual(printed.map((e) => e.invocation), ['inv-1', 'inv-1', 'inv-1', undefined]);
+});
+
+test("the function logger's level holds, and two records' loggers keep their own keys", () => {
+  const parent = new Logger({ serviceName: 'claimflow-test', logLevel: 'WARN' });
+  const a = recordLogger(parent, keys(1));
+  const b = recordLogger(parent, keys(2));
+  const printed = entries(() => {
+    a.info('not printed at WARN');
+    b.debug('nor this');
+    a.warn('a');
+    b.warn('b');
+    a.error('a again');
+  });
+  assert.deepEqual(printed.map((e) => [e.message, e.key, e.messageId]), [
+    ['a', 'default/claim-1', 'm-1'],
+    ['b', 'default/claim-2', 'm-2'],
+    ['a again', 'default/claim-1', 'm-1'],
+  ]);
+});
+
+test('the single metric is one instance per Metrics, and each publish carries only its own dimensions', () => {
+  const metrics = createMetrics('provisioner');
+  const single = singleMetricOf(metrics);
+  assert.equal(singleMetricOf(metrics), single);
+  assert.notEqual(singleMetricOf(createMetrics('binder')), single);
+  const printed = entries(() => {
+    single.addDimension('class', 'fast');
+    single.addDimension('source', 'none');
+    single.addMetric('ProvisionTotal', MetricUnit.Count, 1);
+    const again = singleMetricOf(metrics);
+    again.addDimension('class', 'slow');
+    again.addMetric('DeleteTotal', MetricUnit.Count, 1);
+    metrics.addMetric('ReconcileSuccess', MetricUnit.Count, 1); // the function's own, stored, not published here
+  });
+  const emf = printed.map((e) => ({ dimensions: (e._aws as { CloudWatchMetrics: Array<{ Dimensions: string[][] }> }).CloudWatchMetrics[0]!.Dimensions[0]!.sort(), e }));
+  assert.equal(emf.length, 2);
+  assert.deepEqual(emf[0]!.dimensions, ['class', 'controller', 'service', 'source']);
+  assert.deepEqual([emf[0]!.e.class, emf[0]!.e.source, emf[0]!.e.controller, emf[0]!.e.ProvisionTotal], ['fast', 'none', 'provisioner', 1]);
+  assert.deepEqual(emf[1]!.dimensions, ['class', 'controller', 'service']);
+  assert.deepEqual([emf[1]!.e.class, emf[1]!.e.source, emf[1]!.e.DeleteTotal, emf[1]!.e.ProvisionTotal], ['slow', undefined, 1, undefined]);
+});
+
+function pick(entry: Record<string, unknown>, names: string[]): Record<string, unknown> {
+  return Object.fromEntries(names.map((n) => [n, entry[n]]));
+}
