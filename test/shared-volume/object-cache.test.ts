@@ -8,7 +8,8 @@
  *   cached objects;
  * - a cached object behind the API: the update gets a 409, the object is read from the API and the update made;
  * - a Service or Endpoints the cache answers is absent is created without a GET; one that exists after all (the
- *   cache behind) meets AlreadyExists, is read from the API and used as found (no Created event);
+ *   cache behind) meets AlreadyExists, is read from the API and used as found (no Created event); one deleted
+ *   between that AlreadyExists and the read fails the pass, and the next pass creates it;
  * - a claim's miss or tombstone, and an unreadable cache table, is a GET.
  */
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
@@ -180,6 +181,58 @@ describe('PVC, Service and Endpoints reads from the object cache', () => {
     assert.equal(await reconciler().reconcileVolume(await listed(v.id)), 'ready');
     assert.equal(s.kube.requests.count('create', 'services') + s.kube.requests.count('create', 'endpoints') - createsNow, 0, 'no create tried again');
     assert.deepEqual(since(again), { pvc: 0, services: 1, endpoints: 1 });
+  });
+
+  it('a Service deleted between its AlreadyExists and the read fails the pass with no event; the next pass creates it', async () => {
+    const v = await s.sharedVolume();
+    await reconciler().reconcileVolume(await listed(v.id));
+    await forwardClaim(v.claim);
+    const service = await s.core.readNamespacedService({ name: v.pv, namespace: NS });
+    await objects.remove(CLUSTER, 'Service', { apiVersion: 'v1', kind: 'Service', ...service } as CacheableObject, Number(service.metadata!.resourceVersion) + 1000);
+    // Someone deletes the Service just after the reconciler's create met it.
+    let refused = 0;
+    const racing = new Proxy(s.core, {
+      get(target, prop, receiver) {
+        if (prop !== 'createNamespacedService') return Reflect.get(target, prop, receiver);
+        return async (...args: Parameters<typeof target.createNamespacedService>) => {
+          try {
+            return await target.createNamespacedService(...args);
+          } catch (error) {
+            refused++;
+            await target.deleteNamespacedService({ name: v.pv, namespace: NS });
+            throw error;
+          }
+        };
+      },
+    });
+    const recorder = new MemoryEventRecorder();
+    const warnings: string[] = [];
+    const racingReconciler = new SharedVolumeReconciler({
+      logger: { info: () => {}, warn: (message, extra) => warnings.push(`${message}: ${String(extra?.error)}`) },
+      storage: s.storage,
+      core: racing,
+      recorder,
+      cache: new SharedVolumeCache({ doc: s.db.doc, table: s.db.tables.control, cluster: CLUSTER }),
+      config: { ...DEFAULT_CONFIG, createPollIntervalMs: 20 },
+      objects,
+      leases: new LeaseStore({ doc: s.db.doc, table: s.db.tables.control }),
+      cluster: CLUSTER,
+    });
+    const before = gets();
+    assert.equal(await racingReconciler.reconcileVolume(await listed(v.id)), 'failed');
+    assert.equal(refused, 1, 'the create met the Service (AlreadyExists)');
+    assert.equal(since(before).services, 1, 'one GET after the AlreadyExists, which found nothing');
+    assert.deepEqual(recorder.events, [], 'no event for a Service neither created nor found');
+    assert.deepEqual(warnings, [`shared volume create/update failed: EnsureServiceError: service ${NS}/${v.pv} already existed and was deleted before it could be read`]);
+    await assert.rejects(s.core.readNamespacedService({ name: v.pv, namespace: NS }), 'the Service is gone');
+
+    // The next pass (its container now reads the Service with GETs: the create met it once) recreates it, and
+    // publishes the new Service's address.
+    const next = new MemoryEventRecorder();
+    assert.equal(await reconciler(objects, next).reconcileVolume(await listed(v.id)), 'published');
+    const recreated = await s.core.readNamespacedService({ name: v.pv, namespace: NS });
+    assert.notEqual(recreated.metadata!.uid, service.metadata!.uid, 'a new Service');
+    assert.deepEqual(next.events.map((e) => e.reason), ['Created']);
   });
 
   it("a claim's miss or tombstone, or an unreadable cache table, is a GET", async () => {
