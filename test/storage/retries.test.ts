@@ -2,6 +2,9 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConflictError, RetriesExhaustedError, ServerError, StorageTransportError, isRetryable } from '../../lib/storage/errors.ts';
 import { startStorage, type StorageFixture } from './support.ts';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { StorageOSTransport } from '../../lib/storage/storageos/transport.ts';
 
 describe('retries: 5xx and transport errors back off, bounded per call', () => {
   let s: StorageFixture;
@@ -155,5 +158,32 @@ describe('retries: 5xx and transport errors back off, bounded per call', () => {
     assert.deepEqual(counts, { total: 2, calls: { 'GET /v2/nodes': 2 } });
     const bad = await fetch(`${s.api.url}/_storage/faults`, { method: 'POST', body: JSON.stringify({ path: 'no-slash' }) });
     assert.equal(bad.status, 400);
+  });
+});
+
+describe('a response whose body stalls', () => {
+  let server: Server;
+  let endpoint: string;
+  before(async () => {
+    // Logs anyone in; any other call gets its headers and the first bytes of a body that never ends.
+    server = createServer((req, res) => {
+      req.resume();
+      if (req.url === '/v2/auth/login') return void res.writeHead(200, { authorization: 'Bearer t', 'content-length': '0' }).end();
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('[{"id":');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  test('is a timed-out transport error, under the same timeout as the request', async () => {
+    const statuses: Array<number | undefined> = [];
+    const transport = new StorageOSTransport({ endpoint, username: 'u', password: 'p', timeoutMs: 200, backoff: { attempts: 1 }, onRequest: (e) => statuses.push(e.status) });
+    await assert.rejects(transport.request('GET', '/nodes'), (err: unknown) => err instanceof StorageTransportError && err.timedOut);
+    assert.deepEqual(statuses, [200, undefined], 'the login answered; the stalled call has no status');
   });
 });

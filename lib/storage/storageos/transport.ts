@@ -1,7 +1,10 @@
 /**
  * The HTTP transport of the StorageOS v2 client: base URL, JSON bodies, the bearer token and its
  * lifecycle (login, refresh, reset, re-login on 401), per-request timeouts, error mapping, and
- * exponential backoff on 5xx and transport errors. Node's own `fetch` (undici) does the HTTP.
+ * exponential backoff on 5xx and transport errors. undici's dispatcher API does the HTTP, over undici's global
+ * keep-alive pool (as the Kubernetes client does, lib/kube/http.ts): `fetch` would wrap every exchange in
+ * WHATWG `Request`, `Headers` and `Response` objects and a web stream, which is most of what a call costs
+ * the caller once its connection is pooled. Redirects are not followed (the API answers in place).
  *
  * Token lifecycle (api-manager `client.go`, reference storageos.md §1.13 and §3.1):
  * - the first call logs in (`POST /v2/auth/login`); the token arrives in the `Authorization` response
@@ -21,6 +24,8 @@ import {
 import type { CallOptions } from '../types.ts';
 import { type BackoffOptions, type Backoff, backoffDelay, resolveBackoff, sleep } from './backoff.ts';
 import { API_PREFIX, DEFAULT_API_PORT } from './wire.ts';
+import { STATUS_CODES } from 'node:http';
+import { request as send, type Dispatcher } from 'undici';
 
 /** How to reach and authenticate to a StorageOS API. */
 export interface StorageOSTransportOptions {
@@ -63,11 +68,25 @@ export interface RequestOptions extends CallOptions {
   onRetry?: (error: unknown, retry: number) => void;
 }
 
+/** Response headers by name (any case); `null` when absent. */
+export interface ResponseHeaders {
+  get(name: string): string | null;
+}
+
 /** A successful response: status, parsed JSON body (`undefined` when empty) and headers. */
 export interface ApiResponse {
   status: number;
   body: unknown;
-  headers: Headers;
+  headers: ResponseHeaders;
+}
+
+/** One HTTP exchange, its body read whole. */
+interface Answer {
+  status: number;
+  ok: boolean;
+  statusText: string;
+  text: string;
+  headers: ResponseHeaders;
 }
 
 /** Normalise an endpoint as api-manager does: add `http://` and `:5705` when missing; no trailing slash. */
@@ -158,7 +177,7 @@ export class StorageOSTransport {
     }
     try {
       const response = await this.#send('POST', '/auth/refresh', {}, token, this.#authTimeoutMs);
-      if (!response.ok) throw mapApiError(response.status, await errorText(response), 'POST /v2/auth/refresh');
+      if (!response.ok) throw mapApiError(response.status, errorMessage(response.text, response.statusText), 'POST /v2/auth/refresh');
       const fresh = bearerToken(response.headers.get('authorization'));
       if (fresh !== undefined && this.#token === token) this.#token = fresh;
     } catch (err) {
@@ -193,14 +212,12 @@ export class StorageOSTransport {
     let token = this.#token ?? (await this.login(options));
     let response = await this.#send(method, path, options, token, this.#timeoutMs, operation);
     if (response.status === 401) {
-      await response.body?.cancel();
       if (this.#token === token) this.#token = undefined;
       token = this.#token ?? (await this.login(options));
       response = await this.#send(method, path, options, token, this.#timeoutMs, operation);
     }
-    const text = await response.text();
-    if (!response.ok) throw mapApiError(response.status, errorMessage(text, response.statusText), operation);
-    return { status: response.status, body: parseBody(text, operation), headers: response.headers };
+    if (!response.ok) throw mapApiError(response.status, errorMessage(response.text, response.statusText), operation);
+    return { status: response.status, body: parseBody(response.text, operation), headers: response.headers };
   }
 
   async #doLogin(options: CallOptions): Promise<string> {
@@ -213,9 +230,8 @@ export class StorageOSTransport {
       this.#authTimeoutMs,
       operation,
     );
-    const text = await response.text();
     // a server that echoes the request must not put the password into an error message
-    if (!response.ok) throw mapApiError(response.status, redact(errorMessage(text, response.statusText), this.#password), operation);
+    if (!response.ok) throw mapApiError(response.status, redact(errorMessage(response.text, response.statusText), this.#password), operation);
     const token = bearerToken(response.headers.get('authorization'));
     if (token === undefined) throw new StorageError(`${operation}: no auth token in the response's Authorization header`);
     this.#token = token;
@@ -230,7 +246,7 @@ export class StorageOSTransport {
     token: string | undefined,
     timeoutMs: number,
     operation = `${method} ${API_PREFIX}${path}`,
-  ): Promise<Response> {
+  ): Promise<Answer> {
     const url = new URL(`${this.baseUrl}${API_PREFIX}${path}`);
     for (const [key, value] of Object.entries(options.query ?? {})) {
       if (value !== undefined) url.searchParams.set(key, value);
@@ -243,20 +259,23 @@ export class StorageOSTransport {
     const started = performance.now();
     let status: number | undefined;
     try {
-      const response = await fetch(url, {
-        method,
+      const response = await send(url, {
+        method: method as Dispatcher.HttpMethod,
         headers,
         body: options.body === undefined ? undefined : JSON.stringify(options.body),
         signal,
       });
       // Read the body now, under the same timeout, so a stalled body is a transport error too.
-      const text = await response.text();
-      status = response.status;
-      return new Response(text === '' || response.status === 204 ? null : text, {
-        status: response.status,
-        statusText: response.statusText,
-        headers: response.headers,
-      });
+      const text = await response.body.text();
+      status = response.statusCode;
+      const answered = response.headers;
+      return {
+        status,
+        ok: status >= 200 && status < 300,
+        statusText: STATUS_CODES[status] ?? '',
+        text: status === 204 ? '' : text,
+        headers: { get: (name) => joined(answered[name.toLowerCase()]) },
+      };
     } catch (err) {
       if (options.signal?.aborted) throw options.signal.reason;
       throw new StorageTransportError(operation, timeout.aborted, { cause: err });
@@ -315,7 +334,9 @@ function errorMessage(text: string, fallback: string): string {
   return fallback;
 }
 
-async function errorText(response: Response): Promise<string> {
-  return errorMessage(await response.text(), response.statusText);
+/** A header as `fetch` gives it: repeated values joined with `, `; `null` when absent. */
+function joined(value: string | string[] | undefined): string | null {
+  if (value === undefined) return null;
+  return Array.isArray(value) ? value.join(', ') : value;
 }
 
