@@ -20,13 +20,12 @@
  * createConfiguration({ baseServer, authMethods: { default: sharedConnections(kubeConfig) }, httpApi: DISPATCHER_HTTP });
  */
 import { Readable, pipeline } from 'node:stream';
-import { promisify } from 'node:util';
-import { createGunzip, gunzip } from 'node:zlib';
+import { createGunzip } from 'node:zlib';
 import { IsomorphicFetchHttpLibrary, ResponseContext, wrapHttpLibrary, type HttpLibrary, type RequestContext, type ResponseBody } from '@kubernetes/client-node';
 import { getGlobalDispatcher, type Dispatcher } from 'undici';
+import { decodeBody, isGzipped, joinHeaders } from '../runtime/undici-answer.ts';
 
 const FETCH = new IsomorphicFetchHttpLibrary();
-const gunzipBytes = promisify(gunzip);
 
 /** Sends one request through its dispatcher (or undici's global one); see the module comment. */
 export async function sendThroughDispatcher(request: RequestContext): Promise<ResponseContext> {
@@ -44,12 +43,8 @@ export async function sendThroughDispatcher(request: RequestContext): Promise<Re
     body,
     signal: request.getSignal(),
   });
-  const answered: Record<string, string> = {};
-  for (const [name, value] of Object.entries(response.headers)) {
-    if (value !== undefined) answered[name] = Array.isArray(value) ? value.join(', ') : value;
-  }
-  const gzipped = answered['content-encoding']?.trim().toLowerCase() === 'gzip';
-  return new ResponseContext(response.statusCode, answered, onceReadBody(response.body, gzipped));
+  const answered = joinHeaders(response.headers);
+  return new ResponseContext(response.statusCode, answered, onceReadBody(response.body, answered));
 }
 
 /** client-node's `HttpLibrary` over {@link sendThroughDispatcher}. */
@@ -59,13 +54,12 @@ export const DISPATCHER_HTTP: HttpLibrary = wrapHttpLibrary({ send: sendThroughD
  * A response body as client-node reads it: as text, as bytes, or as a web stream, whichever is asked first;
  * decompressed when the server gzipped it.
  */
-function onceReadBody(body: Dispatcher.ResponseData['body'], gzipped: boolean): ResponseBody {
+function onceReadBody(body: Dispatcher.ResponseData['body'], headers: Record<string, string>): ResponseBody {
   let bytes: Promise<Buffer> | undefined;
-  const binary = () =>
-    (bytes ??= body.arrayBuffer().then((data) => (gzipped ? gunzipBytes(new Uint8Array(data)) : Buffer.from(data))));
+  const binary = () => (bytes ??= body.arrayBuffer().then((data) => decodeBody(data, headers)));
   return {
     binary,
     text: async () => (await binary()).toString('utf8'),
-    stream: () => Readable.toWeb(gzipped ? pipeline(body, createGunzip(), () => {}) : body) as unknown as ReadableStream<Uint8Array>,
+    stream: () => Readable.toWeb(isGzipped(headers) ? pipeline(body, createGunzip(), () => {}) : body) as unknown as ReadableStream<Uint8Array>,
   };
 }

@@ -1,7 +1,7 @@
 /**
  * Structured logs and EMF metrics for a controller function (Powertools Logger and Metrics): the
- * controller name is a persistent log key and the metrics dimension; cluster, kind and key are appended
- * per record by the handler.
+ * controller name is a persistent log key and the metrics dimension; a record's cluster, kind, key, message
+ * id and event type go into each of its entries (`recordLogger`, set up by the parse gate).
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { LogAttributes } from '@aws-lambda-powertools/logger/types';
@@ -48,21 +48,29 @@ export function serviceName(env: NodeJS.ProcessEnv = process.env): string {
 export type Log = Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
 
 /**
- * A record's logger: the function's own, with the record's `keys` added to every entry as its first extra
- * attributes, which Powertools merges into the entry as it does persistent keys. Records of different
+ * A record's logger: the function's own, with the record's `keys` in every entry. Records of different
  * message groups run at once, so the keys cannot be the function logger's; Powertools' `createChild()`
  * would build each record a whole Logger (its settings read from the environment again, a Console of its
  * own): 3.9 % of the functions' CPU in the provisioner bench's burst, more than the runtime's gates
- * together. The function logger's persistent keys at the time of each entry come with it (the invocation's).
+ * together.
+ *
+ * Precedence as a child logger's keys had it: the entry's own attributes (an object message's, then its
+ * extra inputs') win over the record's keys, which win over the function logger's. The function logger's
+ * keys are the ones it has when the entry is written (a child copied them when it was made): an entry
+ * written after its invocation ended (a late callback) carries the invocation key of whatever runs then.
  */
 export function recordLogger(parent: Logger, keys: LogAttributes): Log {
-  // Powertools takes any mix of attributes, an Error and a string as extra inputs; its type offers either.
-  const withKeys = (extra: unknown[]) => [keys, ...extra] as LogAttributes[];
+  type Message = Parameters<Logger['info']>[0];
+  // A string message takes the keys as its first extra input (later extras win); an object message takes
+  // them under its own attributes. Powertools takes any mix of attributes, an Error and a string as extra
+  // inputs; its type offers one or the other.
+  const entry = (input: Message, extra: unknown[]): [Message, ...LogAttributes[]] =>
+    typeof input === 'string' ? [input, keys, ...(extra as LogAttributes[])] : [{ ...keys, ...input }, ...(extra as LogAttributes[])];
   return {
-    debug: (input, ...extra) => parent.debug(input, ...withKeys(extra)),
-    info: (input, ...extra) => parent.info(input, ...withKeys(extra)),
-    warn: (input, ...extra) => parent.warn(input, ...withKeys(extra)),
-    error: (input, ...extra) => parent.error(input, ...withKeys(extra)),
+    debug: (input, ...extra) => parent.debug(...entry(input, extra)),
+    info: (input, ...extra) => parent.info(...entry(input, extra)),
+    warn: (input, ...extra) => parent.warn(...entry(input, extra)),
+    error: (input, ...extra) => parent.error(...entry(input, extra)),
   };
 }
 
@@ -79,7 +87,10 @@ const singles = new WeakMap<Metrics, Metrics>();
  * call. Powertools' `singleMetric()` builds a new Metrics every time (its settings read from the
  * environment again, a Console of its own), a per-bind and per-provision cost; one instance serves every
  * metric because its publish clears the dimensions it was given and keeps only the function's defaults,
- * and nothing runs between a caller's `addDimension`s and its `addMetric`.
+ * and nothing runs between a caller's `addDimension`s and its `addMetric`. It comes back with no dimensions
+ * of its own, even after a caller's `addMetric` threw (an invalid metric) and left its dimensions behind.
+ * Its default dimensions are the function's when it was first asked for (they are set at creation and
+ * never changed).
  *
  * @example
  * const single = singleMetricOf(metrics);
@@ -89,6 +100,7 @@ const singles = new WeakMap<Metrics, Metrics>();
 export function singleMetricOf(metrics: Metrics): Metrics {
   let single = singles.get(metrics);
   if (!single) singles.set(metrics, (single = metrics.singleMetric()));
+  single.clearDimensions();
   return single;
 }
 

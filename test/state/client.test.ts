@@ -3,11 +3,12 @@
  * (lib/runtime/sdk-logger.ts): the copy walks a whole DynamoDB item against the operation's schema on each
  * call, to hand to a logger that drops it. A plain client is the control that shows the probe sees copies.
  * They send through undici (lib/runtime/sdk-client.ts), not `node:http`, and their configuration is an
- * object V8 holds with fast properties (`withFastConfig`), which each request copies three times.
+ * object V8 holds with fast properties (`withFastConfig`), which each request copies four times.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
@@ -111,7 +112,7 @@ describe('AWS SDK clients: no log copies for a logger that drops them', () => {
 async function withNatives(body: string): Promise<Record<string, unknown>> {
   const root = new URL('../../', import.meta.url).href;
   const source = body.replaceAll('@root/', root);
-  const { stdout } = await promisify(execFile)(process.execPath, ['--allow-natives-syntax', '--input-type=module', '--eval', source], { timeout: 60_000 });
+  const { stdout } = await promisify(execFile)(process.execPath, ['--allow-natives-syntax', '--input-type=module', '--eval', source], { timeout: 60_000, cwd: fileURLToPath(root) });
   return JSON.parse(stdout) as Record<string, unknown>;
 }
 

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { ConflictError, RetriesExhaustedError, ServerError, StorageTransportError, isRetryable } from '../../lib/storage/errors.ts';
 import { startStorage, type StorageFixture } from './support.ts';
 import { createServer, type Server } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import { StorageOSTransport } from '../../lib/storage/storageos/transport.ts';
 
@@ -161,14 +162,21 @@ describe('retries: 5xx and transport errors back off, bounded per call', () => {
   });
 });
 
-describe('a response whose body stalls', () => {
+describe('the transport over plain HTTP: a stalled body, gzip, the reason phrase', () => {
   let server: Server;
   let endpoint: string;
+  const askedEncodings: Array<string | undefined> = [];
   before(async () => {
-    // Logs anyone in; any other call gets its headers and the first bytes of a body that never ends.
     server = createServer((req, res) => {
       req.resume();
       if (req.url === '/v2/auth/login') return void res.writeHead(200, { authorization: 'Bearer t', 'content-length': '0' }).end();
+      if (req.url === '/v2/gzipped') {
+        askedEncodings.push(req.headers['accept-encoding']);
+        const body = gzipSync(JSON.stringify([{ id: 'n1', name: 'node-1' }]));
+        return void res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': String(body.length) }).end(body);
+      }
+      if (req.url === '/v2/teapot') return void res.writeHead(418, 'Short And Stout', { 'content-length': '0' }).end();
+      // Anything else gets its headers and the first bytes of a body that never ends.
       res.writeHead(200, { 'content-type': 'application/json' });
       res.write('[{"id":');
     });
@@ -180,10 +188,24 @@ describe('a response whose body stalls', () => {
     await new Promise((resolve) => server.close(resolve));
   });
 
-  test('is a timed-out transport error, under the same timeout as the request', async () => {
+  test('a body that stalls after its headers is a timed-out transport error, under the same timeout as the request', async () => {
     const statuses: Array<number | undefined> = [];
     const transport = new StorageOSTransport({ endpoint, username: 'u', password: 'p', timeoutMs: 200, backoff: { attempts: 1 }, onRequest: (e) => statuses.push(e.status) });
     await assert.rejects(transport.request('GET', '/nodes'), (err: unknown) => err instanceof StorageTransportError && err.timedOut);
     assert.deepEqual(statuses, [200, undefined], 'the login answered; the stalled call has no status');
+  });
+
+  test('asks for gzip and reads a gzipped answer', async () => {
+    const transport = new StorageOSTransport({ endpoint, username: 'u', password: 'p', backoff: { attempts: 1 } });
+    const answer = await transport.request('GET', '/gzipped');
+    assert.deepEqual(answer.body, [{ id: 'n1', name: 'node-1' }]);
+    assert.equal(answer.headers.get('Content-Type'), 'application/json');
+    assert.equal(answer.headers.get('constructor'), null, 'only the answer\'s own headers');
+    assert.deepEqual(askedEncodings, ['gzip']);
+  });
+
+  test("an error answer without a body is described by the server's reason phrase", async () => {
+    const transport = new StorageOSTransport({ endpoint, username: 'u', password: 'p', backoff: { attempts: 1 } });
+    await assert.rejects(transport.request('GET', '/teapot'), (err: unknown) => err instanceof Error && /Short And Stout/.test(err.message));
   });
 });

@@ -4,7 +4,9 @@
  * exponential backoff on 5xx and transport errors. undici's dispatcher API does the HTTP, over undici's global
  * keep-alive pool (as the Kubernetes client does, lib/kube/http.ts): `fetch` would wrap every exchange in
  * WHATWG `Request`, `Headers` and `Response` objects and a web stream, which is most of what a call costs
- * the caller once its connection is pooled. Redirects are not followed (the API answers in place).
+ * the caller once its connection is pooled. As `fetch` (and Go's client in api-manager) did, it asks for gzip
+ * and decompresses a gzipped answer, and keeps the server's reason phrase; unlike `fetch` it follows no
+ * redirect (the API answers in place).
  *
  * Token lifecycle (api-manager `client.go`, reference storageos.md §1.13 and §3.1):
  * - the first call logs in (`POST /v2/auth/login`); the token arrives in the `Authorization` response
@@ -26,6 +28,7 @@ import { type BackoffOptions, type Backoff, backoffDelay, resolveBackoff, sleep 
 import { API_PREFIX, DEFAULT_API_PORT } from './wire.ts';
 import { STATUS_CODES } from 'node:http';
 import { request as send, type Dispatcher } from 'undici';
+import { decodeBody, joinHeaders } from '../../runtime/undici-answer.ts';
 
 /** How to reach and authenticate to a StorageOS API. */
 export interface StorageOSTransportOptions {
@@ -251,7 +254,7 @@ export class StorageOSTransport {
     for (const [key, value] of Object.entries(options.query ?? {})) {
       if (value !== undefined) url.searchParams.set(key, value);
     }
-    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': this.#userAgent };
+    const headers: Record<string, string> = { accept: 'application/json', 'accept-encoding': 'gzip', 'user-agent': this.#userAgent };
     if (options.body !== undefined) headers['content-type'] = 'application/json';
     if (token !== undefined) headers.authorization = `Bearer ${token}`;
     const timeout = AbortSignal.timeout(timeoutMs);
@@ -265,16 +268,16 @@ export class StorageOSTransport {
         body: options.body === undefined ? undefined : JSON.stringify(options.body),
         signal,
       });
+      const answered = joinHeaders(response.headers);
       // Read the body now, under the same timeout, so a stalled body is a transport error too.
-      const text = await response.body.text();
+      const text = (await decodeBody(await response.body.arrayBuffer(), answered)).toString('utf8');
       status = response.statusCode;
-      const answered = response.headers;
       return {
         status,
         ok: status >= 200 && status < 300,
-        statusText: STATUS_CODES[status] ?? '',
+        statusText: response.statusText || (STATUS_CODES[status] ?? ''),
         text: status === 204 ? '' : text,
-        headers: { get: (name) => joined(answered[name.toLowerCase()]) },
+        headers: { get: (name) => (Object.hasOwn(answered, name.toLowerCase()) ? answered[name.toLowerCase()]! : null) },
       };
     } catch (err) {
       if (options.signal?.aborted) throw options.signal.reason;
@@ -333,10 +336,3 @@ function errorMessage(text: string, fallback: string): string {
   }
   return fallback;
 }
-
-/** A header as `fetch` gives it: repeated values joined with `, `; `null` when absent. */
-function joined(value: string | string[] | undefined): string | null {
-  if (value === undefined) return null;
-  return Array.isArray(value) ? value.join(', ') : value;
-}
-

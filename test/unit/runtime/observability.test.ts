@@ -1,10 +1,11 @@
 /**
  * lib/runtime/observability.ts:
  * - a record's logger (`recordLogger`): every entry carries the record's keys and the function logger's
- *   persistent keys as they are when it is written, alongside the call's own attributes, error or string;
- *   the level is the function logger's; and two records' loggers never mix;
+ *   persistent keys as they are when it is written, alongside the call's own attributes, error or string,
+ *   which win over the record's keys; the level is the function logger's; two records' loggers never mix,
+ *   and the function logger's own entries carry neither;
  * - the reused single metric (`singleMetricOf`): each metric published with its own dimensions and the
- *   function's defaults, none left over from the one before.
+ *   function's defaults, none left over from the one before, even one that failed.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -50,22 +51,45 @@ test('every entry carries the record keys, the function logger keys at the time,
   assert.deepEqual(printed.map((e) => e.invocation), ['inv-1', 'inv-1', 'inv-1', undefined]);
 });
 
-test("the function logger's level holds, and two records' loggers keep their own keys", () => {
+test("the function logger's level holds; two records' keys never mix, nor reach the function logger's own entries", () => {
   const parent = new Logger({ serviceName: 'claimflow-test', logLevel: 'WARN' });
   const a = recordLogger(parent, keys(1));
-  const b = recordLogger(parent, keys(2));
+  const b = recordLogger(parent, { ...keys(2), cluster: 'c2', attempt: 3 });
   const printed = entries(() => {
     a.info('not printed at WARN');
     b.debug('nor this');
     a.warn('a');
     b.warn('b');
+    parent.warn('the function itself');
     a.error('a again');
   });
-  assert.deepEqual(printed.map((e) => [e.message, e.key, e.messageId]), [
-    ['a', 'default/claim-1', 'm-1'],
-    ['b', 'default/claim-2', 'm-2'],
-    ['a again', 'default/claim-1', 'm-1'],
-  ]);
+  assert.deepEqual(
+    printed.map((e) => [e.message, e.cluster, e.key, e.messageId, e.attempt]),
+    [
+      ['a', 'c1', 'default/claim-1', 'm-1', undefined],
+      ['b', 'c2', 'default/claim-2', 'm-2', 3],
+      ['the function itself', undefined, undefined, undefined, undefined],
+      ['a again', 'c1', 'default/claim-1', 'm-1', undefined],
+    ],
+  );
+});
+
+test("an entry's own attributes win over the record's keys, as over a child logger's", () => {
+  const parent = new Logger({ serviceName: 'claimflow-test', logLevel: 'INFO' });
+  const log = recordLogger(parent, keys(1));
+  const printed = entries(() => {
+    log.info('wrote a Service', { kind: 'Service' });
+    log.info({ message: 'an object message', key: 'default/own' });
+    log.info({ message: 'an object message and an extra', key: 'default/own' }, { key: 'default/extra' });
+  });
+  assert.deepEqual(
+    printed.map((e) => [e.message, e.kind, e.key, e.messageId]),
+    [
+      ['wrote a Service', 'Service', 'default/claim-1', 'm-1'],
+      ['an object message', 'PersistentVolumeClaim', 'default/own', 'm-1'],
+      ['an object message and an extra', 'PersistentVolumeClaim', 'default/extra', 'm-1'],
+    ],
+  );
 });
 
 test('the single metric is one instance per Metrics, and each publish carries only its own dimensions', () => {
@@ -88,6 +112,21 @@ test('the single metric is one instance per Metrics, and each publish carries on
   assert.deepEqual([emf[0]!.e.class, emf[0]!.e.source, emf[0]!.e.controller, emf[0]!.e.ProvisionTotal], ['fast', 'none', 'provisioner', 1]);
   assert.deepEqual(emf[1]!.dimensions, ['class', 'controller', 'service']);
   assert.deepEqual([emf[1]!.e.class, emf[1]!.e.source, emf[1]!.e.DeleteTotal, emf[1]!.e.ProvisionTotal], ['slow', undefined, 1, undefined]);
+});
+
+test('a metric that failed leaves no dimension to the next one', () => {
+  const metrics = createMetrics('binder');
+  const printed = entries(() => {
+    const failing = singleMetricOf(metrics);
+    failing.addDimension('plugin_name', 'left-behind');
+    assert.throws(() => failing.addMetric('VolumeOperationTotalSeconds', MetricUnit.Seconds, 'soon' as unknown as number), /not a valid number/);
+    const next = singleMetricOf(metrics);
+    next.addDimension('operation_name', 'bind');
+    next.addMetric('VolumeOperationTotalSeconds', MetricUnit.Seconds, 1.5);
+  });
+  assert.equal(printed.length, 1);
+  assert.equal(printed[0]!.plugin_name, undefined);
+  assert.equal(printed[0]!.operation_name, 'bind');
 });
 
 function pick(entry: Record<string, unknown>, names: string[]): Record<string, unknown> {

@@ -35,7 +35,7 @@ export function fakeMetrics() {
 }
 
 export const quietLogger = (): Logger => {
-  const log = { createChild: () => log, appendKeys: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined, debug: () => undefined };
+  const log = { appendKeys: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined, debug: () => undefined };
   return log as unknown as Logger;
 };
 
