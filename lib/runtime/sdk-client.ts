@@ -29,9 +29,9 @@ export function sdkClientConfig(): { logger: typeof SDK_LOGGER; requestHandler: 
  * accessor, which makes V8 keep the whole object as a dictionary. Every request copies that object into
  * new ones four times (`{ ...config, ...context }` in the serializer, the deserializer and the endpoint
  * middleware, and once more for the SigV4 signer built per request): ~17 µs a copy from a dictionary here,
- * ~2.5 µs from a fast object. V8 makes an object fast again when a
- * property is first read through it as a prototype from code that keeps feedback, which a function gets
- * after a few calls; so the probe below reads through it sixteen times. The object is the same one the
+ * ~2.5 µs from a fast object. V8 makes an object fast again when a property is first read through it as a
+ * prototype from code that keeps feedback, which a function gets after a few calls; so the probe below
+ * reads through it sixteen times. The object is the same one the
  * client's middlewares hold, changed only in how V8 stores it; if V8 ever stops doing this, the cost comes
  * back and nothing else changes (`test/state/client.test.ts` checks it with V8's own test hook).
  * Call it last, after anything that adds to the configuration (the document client adds its
