@@ -1,6 +1,7 @@
 /**
  * What every AWS SDK client of claimflow is built with: the silent logger without `info` or `error`
- * ({@link SDK_LOGGER}) and undici as its HTTP client.
+ * ({@link SDK_LOGGER}), undici as its HTTP client and a SHA-256 whose HMACs skip Node 24's slow key check
+ * ({@link Sha256}, `sdk-sha256.ts`).
  *
  * The SDK's default Node handler sends each request through `node:http` (an `http.Agent` with keep-alive),
  * arming four timers per request around it. `@smithy/undici-http-handler` (the Smithy team's own) sends the
@@ -16,10 +17,11 @@
  */
 import { UndiciHttpHandler } from '@smithy/undici-http-handler';
 import { SDK_LOGGER } from './sdk-logger.ts';
+import { Sha256 } from './sdk-sha256.ts';
 
-/** A new client's logger and request handler (a handler each: a client's destroy() ends only its own). */
-export function sdkClientConfig(): { logger: typeof SDK_LOGGER; requestHandler: UndiciHttpHandler } {
-  return { logger: SDK_LOGGER, requestHandler: new UndiciHttpHandler() };
+/** A new client's logger, request handler (a handler each: a client's destroy() ends only its own) and hash. */
+export function sdkClientConfig(): { logger: typeof SDK_LOGGER; requestHandler: UndiciHttpHandler; sha256: typeof Sha256 } {
+  return { logger: SDK_LOGGER, requestHandler: new UndiciHttpHandler(), sha256: Sha256 };
 }
 
 /**

@@ -6,7 +6,8 @@
  * the server's share being the same for all). Three clients, interleaved round after round so a busy moment
  * of the machine touches each alike:
  * - `sdkDefault`: the SDK as it comes (node:http handler, its default logger);
- * - `claimflow`: as every claimflow client is built (lib/runtime/sdk-client.ts: undici, the silent logger);
+ * - `claimflow`: as every claimflow client is built (lib/runtime/sdk-client.ts: undici, the silent logger,
+ *   the SHA-256 of lib/runtime/sdk-sha256.ts);
  * - `noTransport`: claimflow's, with a handler that answers without any HTTP: the SDK's own floor
  *   (serialization, signing, middleware, parsing).
  *
