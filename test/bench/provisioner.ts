@@ -81,7 +81,7 @@ async function runDeletes(bench: BenchStack, claims: readonly string[]): Promise
   }
   const names = claims.filter((n) => volumeOf.has(n));
   const gone = new Map<string, number>();
-  const unsubscribe = store.subscribe((e) => {
+  const unsubscribe = store.watchRaw((e) => {
     if (e.type === 'DELETED' && e.resource === '/persistentvolumes' && e.object.metadata?.name) gone.set(e.object.metadata.name, performance.now());
   });
   try {

@@ -66,7 +66,8 @@ export async function seedLocalCluster(options: SeedLocalClusterOptions): Promis
       warn(`storage node ${name}: ${(error as Error).message}`);
     });
   };
-  const unsubscribe = options.store.subscribe((event) => {
+  // read-only and never throwing, so without the copy a subscription makes of every event
+  const unsubscribe = options.store.watchRaw((event) => {
     if (/^\/?nodes$/.test(event.resource) && event.type === 'ADDED' && event.object.metadata?.name) register(event.object.metadata.name);
   });
 
