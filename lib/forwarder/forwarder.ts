@@ -17,6 +17,7 @@ import type { SNSClient } from '@aws-sdk/client-sns';
 import { ObjectCache } from '../state/cache.ts';
 import { indexAttributes } from '../kube/cache-index.ts';
 import { DEFAULT_BOOKMARK_INTERVAL_MS, DEFAULT_OWN_WRITE_HOLD_MS } from './config.ts';
+import { CacheProbe } from './cache-probe.ts';
 import { createEventReview } from './review.ts';
 import type { DocumentClient } from '../state/client.ts';
 import type { TableNames } from '../state/schema.ts';
@@ -129,6 +130,11 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
           metrics,
           onError: (err) => logger.warn('heartbeat failed', { error: (err as Error).message }),
         });
+  const probe = new CacheProbe({
+    doc: options.doc,
+    table: options.tables.cache,
+    onOutcome: (outcome, events) => metrics.probed.inc({ outcome }, events),
+  });
   const review = createEventReview({
     doc: options.doc,
     table: options.tables.cache,
@@ -177,6 +183,7 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
           watchTimeoutSeconds: options.watchTimeoutSeconds,
           backoffInitialMs: options.watchBackoffInitialMs,
           backoffMaxMs: options.watchBackoffMaxMs,
+          probe,
         }),
     );
     for (const reflector of reflectors) reflector.start();

@@ -34,6 +34,12 @@ export class ForwarderMetrics {
    * (not held: as many events were held already as the publisher allows, `maxHeld`).
    */
   readonly held = new Counter({ name: 'claimflow_forwarder_held_total', help: 'Events held for their writer tag before publishing, by how the hold ended', labelNames: ['kind', 'outcome'], registers: [this.registry] });
+  /**
+   * Watch events looked up in the cache before the forwarder's write (cache-probe.ts), by outcome: `hit`
+   * (already written back: no write), `miss` (written), `skipped` (not read: alone, or a batch not worth a
+   * read), `failed` (the read failed: written).
+   */
+  readonly probed = new Counter({ name: 'claimflow_forwarder_cache_probed_total', help: 'Watch events looked up in the cache before writing them, by outcome', labelNames: ['outcome'], registers: [this.registry] });
   /** Watch restarts, by kind and reason (closed, silence, error, expired). */
   readonly watchRestarts = new Counter({ name: 'claimflow_forwarder_watch_restarts_total', help: 'Watch restarts', labelNames: ['kind', 'reason'], registers: [this.registry] });
   /** Full LISTs, by kind. */

@@ -7,7 +7,8 @@
  * and published as DELETED (at the list's resourceVersion), and the rest is left alone — a restart does
  * not flood the queues. Then WATCH from the list's resourceVersion with bookmarks.
  *
- * Each watch event is written to the cache first, then queued for publishing. An event older than the
+ * Each watch event is written to the cache first (after a look, batched with other events', when a
+ * controller may have written that version back already: cache-probe.ts), then queued for publishing. An event older than the
  * cache (`stale`: a replay) is not published. `unchanged` (same resourceVersion already cached) is still
  * published: a watch only yields changes after its resourceVersion, so the cache can only have it because
  * a controller wrote the object back after its own write, and other controllers need the event. The
@@ -33,6 +34,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { ObjectTooLargeError, cacheKey, parseResourceVersion, type CacheWriteResult, type ObjectCache } from '../state/cache.ts';
 import type { SyncMarkers } from '../state/sync.ts';
+import type { CacheProbe } from './cache-probe.ts';
 import { MESSAGE_VERSION, type ClusterEvent, type ClusterEventType } from '../runtime/message.ts';
 import { KubeApiError, ResourceExpiredError, WatchSilenceError } from './errors.ts';
 import type { KubeObjectJson, KubeTransport } from './kube-transport.ts';
@@ -58,6 +60,8 @@ export interface ReflectorOptions {
   backoffMaxMs?: number;
   /** Cache writes of different objects in flight at once. Default 16. */
   writeConcurrency?: number;
+  /** Looks at the cache before writing an event a controller may have written back already (cache-probe.ts). */
+  probe?: CacheProbe;
 }
 
 const sleep = (ms: number, signal: AbortSignal) =>
@@ -270,9 +274,11 @@ export class Reflector {
     const { cluster, resource, cache } = this.#o;
     const rv = String(object.metadata?.resourceVersion ?? '');
     let writer: string | undefined;
+    const probe = this.#o.probe;
     const result = await this.#write(async () => {
       if (type === 'DELETED') return cache.remove(cluster, resource.kind, object, rv);
-      const outcome = await cache.putDetailed(cluster, resource.kind, object);
+      const known = probe?.covers(type, resource.kind) ? await probe.look(cluster, resource.kind, cacheKey(object), parseResourceVersion(rv)) : undefined;
+      const outcome = known ?? (await cache.putDetailed(cluster, resource.kind, object));
       writer = outcome.writer;
       return outcome.result;
     }, object);

@@ -7,7 +7,8 @@
  * The first test stops the forwarder while the "controller" writes, so that the write-back deterministically
  * lands before the watch brings the version. In production the two race, and the forwarder usually caches
  * the version first: the second test makes the write-back land after the forwarder's first look, within its
- * own-write hold.
+ * own-write hold. The last test shows versions written back before the forwarder saw them looked up
+ * together (cache-probe.ts) instead of written again.
  */
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
@@ -15,9 +16,9 @@ process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Logger } from '@aws-lambda-powertools/logger';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, type V1PersistentVolume } from '@kubernetes/client-node';
 import { startForwarder, type Forwarder, type ForwarderOptions } from '../../lib/forwarder/forwarder.ts';
-import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { ObjectCache } from '../../lib/state/cache.ts';
 import { indexAttributes } from '../../lib/kube/cache-index.ts';
 import { EventRecorder, eventually, startTestStack, type Stack } from '../support/stack.ts';
@@ -158,5 +159,49 @@ describe('writer-tagged versions skip the writer’s queue', () => {
       assert.equal(recorder.events('provisioner').find((e) => e.key === 'twice' && e.resourceVersion === rv)?.writer, 'binder', `version ${rv} tagged`);
       assert.equal(seen('binder', rv), false, `the binder never received version ${rv}`);
     }
+  });
+
+  it('versions written back before the forwarder saw them are looked up together, not written again, and still tagged', async () => {
+    for (const earlier of forwarders.splice(0)) await earlier.stop();
+    const cluster = stack.env.CLUSTER_ID ?? 'local';
+    const names = ['many-a', 'many-b', 'many-c', 'many-d'];
+    const seen = (consumer: string, name: string, rv: string) => recorder.events(consumer).some((e) => e.key === name && e.resourceVersion === rv);
+    const spec = (name: string) => ({ capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], storageClassName: 'w', hostPath: { path: `/tmp/${name}` } });
+    const released: V1PersistentVolume[] = [];
+    for (const name of names) {
+      const made = await core.createPersistentVolume({ body: { metadata: { name, annotations: { 'pv.kubernetes.io/provisioned-by': 'example.com/p' } }, spec: spec(name) } });
+      released.push(await core.replacePersistentVolumeStatus({ name, body: { ...made, status: { phase: 'Released' } } }));
+    }
+    const first = await startOne();
+    await eventually(() => names.every((n, i) => seen('binder', n, released[i]!.metadata!.resourceVersion!)), 20_000, 'the released versions at the binder');
+    await first.stop();
+
+    // The "binder" writes each volume and writes each returned version back while no forwarder watches; the
+    // next forwarder's watch brings them all at once from its bookmark.
+    const cache = new ObjectCache(stack.dynamodb.doc, stack.tables.cache, { indexer: indexAttributes });
+    const ours: V1PersistentVolume[] = [];
+    for (const [i, name] of names.entries()) {
+      const written = await core.replacePersistentVolume({ name, body: { ...released[i]!, metadata: { ...released[i]!.metadata, labels: { by: 'binder' } } } });
+      await cache.put(cluster, 'PersistentVolume', JSON.parse(JSON.stringify(written)), { writer: 'binder' });
+      ours.push(written);
+    }
+    const puts: string[] = [];
+    const doc = {
+      send: (command: unknown) => {
+        if (command instanceof PutCommand) puts.push(String((command.input.Item as { sk?: unknown }).sk));
+        return stack.dynamodb.doc.send(command as never);
+      },
+    } as unknown as typeof stack.dynamodb.doc;
+    const second = await startOne({ doc });
+    await eventually(() => names.every((n, i) => seen('provisioner', n, ours[i]!.metadata!.resourceVersion!)), 20_000, 'the written-back versions at the provisioner');
+    await second.flush();
+    for (const [i, name] of names.entries()) {
+      const rv = ours[i]!.metadata!.resourceVersion!;
+      assert.equal(recorder.events('provisioner').find((e) => e.key === name && e.resourceVersion === rv)?.writer, 'binder', `${name} tagged`);
+      assert.equal(seen('binder', name, rv), false, `the binder never received ${name}'s own version`);
+    }
+    const probed = Object.fromEntries((await second.metrics.probed.get()).values.map((v) => [v.labels.outcome, v.value]));
+    assert.equal(probed.hit, names.length, `every version found cached in one look (${JSON.stringify(probed)})`);
+    assert.deepEqual(puts.filter((key) => names.includes(key)), [], 'none written again');
   });
 });
