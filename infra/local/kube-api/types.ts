@@ -185,6 +185,8 @@ export interface Store {
   delete(ref: ObjectRef, options?: DeleteOptions): { object: KubeObject; deleted: boolean };
   /** Subscribe to every change after the current revision; returns the unsubscribe function. */
   subscribe(listener: (event: StoreEvent) => void): () => void;
+  /** {@link subscribe} without the copies: the listener must neither change the event nor keep its objects, nor throw. */
+  watchRaw(listener: (event: StoreEvent) => void): () => void;
 }
 
 /** Context given to admission plugins. */

@@ -1,7 +1,8 @@
 /**
- * One store subscription shared by every controller on that store: the store copies each event per
- * subscriber, so five controllers with their own subscriptions would copy every write ten times.
- * Shared listeners must treat the event as read-only.
+ * One store subscription shared by every controller on that store, without the copy a subscription makes
+ * of each event (`watchRaw`): the controllers only read an event while it is dispatched (a key to queue,
+ * an owner index), and read the object again from the store when their queue runs. Shared listeners must
+ * treat the event as read-only and keep none of its objects.
  */
 import type { Store, StoreEvent } from '../types.ts';
 
@@ -19,7 +20,7 @@ export function subscribeShared(store: Store, listener: Listener): () => void {
   let hub = hubs.get(store);
   if (!hub) {
     const listeners = new Set<Listener>();
-    const unsubscribe = store.subscribe((e) => {
+    const unsubscribe = store.watchRaw((e) => {
       for (const l of listeners) {
         try {
           l(e);
