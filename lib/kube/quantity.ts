@@ -38,9 +38,25 @@ const NUMBER = /^([+-]?)([0-9]*)(?:\.([0-9]*))?$/;
 
 const pow = (base: bigint, exp: number): bigint => base ** BigInt(exp);
 
+/**
+ * Quantities parsed from strings, kept frozen (a burst compares the same few capacities thousands of times);
+ * emptied when full, so a stream of distinct strings costs at most this many entries.
+ */
+const PARSED = new Map<string, Quantity>();
+const PARSED_MAX = 1024;
+
 /** Parses a quantity string (or a JSON number) exactly as the API server's decoder does. */
 export function parseQuantity(input: string | number): Quantity {
-  const text = typeof input === 'number' ? numberText(input) : input;
+  if (typeof input === 'number') return parseText(numberText(input));
+  const known = PARSED.get(input);
+  if (known !== undefined) return known;
+  const parsed = Object.freeze(parseText(input));
+  if (PARSED.size >= PARSED_MAX) PARSED.clear();
+  PARSED.set(input, parsed);
+  return parsed;
+}
+
+function parseText(text: string): Quantity {
   const match = /^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$/.exec(text);
   if (!match) throw new QuantityError();
   const [, numberPart, suffix] = match;

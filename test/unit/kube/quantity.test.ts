@@ -26,3 +26,14 @@ test('bytes round up and compare exactly', () => {
   assert.equal(compareQuantities('1024Mi', '1Gi'), 0);
   assert.ok(compareQuantities('999Mi', '1Gi') < 0);
 });
+
+test('a parsed string is kept, frozen, and every answer stays exact past the kept ones', () => {
+  const first = parseQuantity('1.5Gi');
+  assert.equal(parseQuantity('1.5Gi'), first, 'the same parsed quantity');
+  assert.ok(Object.isFrozen(first), 'no caller can change a kept quantity');
+  for (let i = 0; i < 3000; i++) assert.equal(quantityBytes(`${i}Ki`), BigInt(i) * 1024n);
+  assert.equal(quantityBytes('1.5Gi'), 1610612736n);
+  assert.throws(() => parseQuantity('1GB'), QuantityError);
+  assert.throws(() => parseQuantity('1GB'), QuantityError, 'a bad string is rejected every time');
+  assert.equal(parseQuantity(1536).nanos, 1536n * 1_000_000_000n);
+});
