@@ -1,14 +1,16 @@
 /**
  * The binder's Kubernetes calls: the four PUTs a sync makes (object and status subresource of PVs and
  * PVCs, each carrying the resourceVersion it was computed from), the live claim GET upstream's
- * syncVolume falls back to, and the pod list delayed binding reads. Objects cross as plain JSON.
+ * syncVolume falls back to, and the pod list delayed binding reads. Objects cross as plain JSON: the writes and
+ * reads as the server's own (lib/kube/json-api.ts, no model walk), the pod list copied from client-node's models.
  *
  * @example
- * const api = new BinderApi(await kube.coreV1(cluster));
+ * const api = new BinderApi(await kube.coreV1(cluster), await kube.api(cluster, KubeJsonApi));
  * const pv = await api.write({ action: 'write', verb: 'update', kind: 'PersistentVolume', object, chained: false, purpose: 'bindVolumeToClaim' });
  */
-import type { CoreV1Api, V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import type { CoreV1Api } from '@kubernetes/client-node';
 import { isNotFound } from '../kube/errors.ts';
+import type { KubeJsonApi } from '../kube/json-api.ts';
 import { untrimmedForWrite } from '../state/cache.ts';
 import type { BinderWrite, PersistentVolume, PersistentVolumeClaim, Pod } from './types.ts';
 
@@ -17,13 +19,20 @@ export const UNSCHEDULED_LIVE_PODS = 'spec.nodeName=,status.phase!=Succeeded,sta
 /** Typed client objects (Date fields) back to the JSON the API server sent. */
 const toJson = <T>(object: unknown): T => JSON.parse(JSON.stringify(object)) as T;
 
+const volumePath = (name: string) => `/api/v1/persistentvolumes/${encodeURIComponent(name)}`;
+const claimPath = (namespace: string, name: string) =>
+  `/api/v1/namespaces/${encodeURIComponent(namespace)}/persistentvolumeclaims/${encodeURIComponent(name)}`;
+
 export class BinderApi {
   readonly #core: CoreV1Api;
+  readonly #json: KubeJsonApi;
   /** Writes made through this client (API writes per bind). */
   writes = 0;
 
-  constructor(core: CoreV1Api) {
+  /** `core` and `json` built from the same client configuration (one cluster, one request budget). */
+  constructor(core: CoreV1Api, json: KubeJsonApi) {
     this.#core = core;
+    this.#json = json;
   }
 
   /**
@@ -34,28 +43,16 @@ export class BinderApi {
     this.writes++;
     const { namespace: ns = '', name: objectName } = w.object.metadata;
     const object = await untrimmedForWrite(w.object, () => (w.kind === 'PersistentVolume' ? this.readVolume(objectName) : this.readClaim(ns, objectName)));
-    if (w.kind === 'PersistentVolume') {
-      const body = { apiVersion: 'v1', kind: 'PersistentVolume', ...object } as unknown as V1PersistentVolume;
-      const name = w.object.metadata.name;
-      const out =
-        w.verb === 'update'
-          ? await this.#core.replacePersistentVolume({ name, body })
-          : await this.#core.replacePersistentVolumeStatus({ name, body });
-      return toJson<PersistentVolume>(out);
-    }
-    const body = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', ...object } as unknown as V1PersistentVolumeClaim;
     const { name, namespace = '' } = w.object.metadata;
-    const out =
-      w.verb === 'update'
-        ? await this.#core.replaceNamespacedPersistentVolumeClaim({ name, namespace, body })
-        : await this.#core.replaceNamespacedPersistentVolumeClaimStatus({ name, namespace, body });
-    return toJson<PersistentVolumeClaim>(out);
+    const path = w.kind === 'PersistentVolume' ? volumePath(name) : claimPath(namespace, name);
+    const body = { apiVersion: 'v1', kind: w.kind, ...object };
+    return this.#json.put<PersistentVolume | PersistentVolumeClaim>(w.verb === 'update' ? path : `${path}/status`, body);
   }
 
   /** Live GET of a claim; undefined when it does not exist. */
   async readClaim(namespace: string, name: string): Promise<PersistentVolumeClaim | undefined> {
     try {
-      return toJson<PersistentVolumeClaim>(await this.#core.readNamespacedPersistentVolumeClaim({ name, namespace }));
+      return await this.#json.get<PersistentVolumeClaim>(claimPath(namespace, name));
     } catch (error) {
       if (isNotFound(error)) return undefined;
       throw error;
@@ -65,7 +62,7 @@ export class BinderApi {
   /** Live GET of a volume; undefined when it does not exist. */
   async readVolume(name: string): Promise<PersistentVolume | undefined> {
     try {
-      return toJson<PersistentVolume>(await this.#core.readPersistentVolume({ name }));
+      return await this.#json.get<PersistentVolume>(volumePath(name));
     } catch (error) {
       if (isNotFound(error)) return undefined;
       throw error;

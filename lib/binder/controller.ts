@@ -26,6 +26,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { createSqsClient } from '../runtime/sqs.ts';
 import { isNotFound } from '../kube/errors.ts';
+import { KubeJsonApi } from '../kube/json-api.ts';
 import { compareQuantities } from '../kube/quantity.ts';
 import type { EventRecorder } from '../kube/recorder.ts';
 import { MESSAGE_VERSION, type ClusterEvent, type WatchedKind } from '../runtime/message.ts';
@@ -135,7 +136,7 @@ export function createBinderController(options: BinderControllerOptions = {}): C
       const deps: BinderDeps = {
         cluster: request.cluster,
         cache: new ObjectCache(ctx.doc, ctx.tables.cache, { indexer: indexAttributes }),
-        api: new BinderApi(await ctx.kube.coreV1(request.cluster)),
+        api: new BinderApi(await ctx.kube.coreV1(request.cluster), await ctx.kube.api(request.cluster, KubeJsonApi)),
         recorder: ctx.recorder,
         metrics: ctx.metrics,
         logger: ctx.logger,

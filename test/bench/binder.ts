@@ -35,6 +35,7 @@ import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { startKubeApi } from '../../infra/local/kube-api/index.ts';
 import type { KubeObject } from '../../infra/local/kube-api/types.ts';
 import { makeBudgetedApiClient } from '../../lib/kube/client.ts';
+import { KubeJsonApi } from '../../lib/kube/json-api.ts';
 import { KubeEventRecorder } from '../../lib/kube/recorder.ts';
 import { ObjectCache } from '../../lib/state/cache.ts';
 import { indexAttributes } from '../../lib/kube/cache-index.ts';
@@ -121,7 +122,7 @@ async function scaling(): Promise<Record<string, unknown>> {
     const core = makeBudgetedApiClient(kc, CoreV1Api, budget);
     const cache = new ObjectCache(db.doc, db.tables.cache, { indexer: indexAttributes });
     const deps: BinderDeps = {
-      cluster: 'bench', cache, api: new BinderApi(core),
+      cluster: 'bench', cache, api: new BinderApi(core, makeBudgetedApiClient(kc, KubeJsonApi, budget)),
       recorder: new KubeEventRecorder({ api: core, component: COMPONENT, cluster: 'bench', doc: db.doc, table: db.tables.control, onError: () => {} }),
       enqueue: async () => {},
     };

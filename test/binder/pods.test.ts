@@ -7,16 +7,19 @@ import assert from 'node:assert/strict';
 import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { startKubeApi, type KubeApi } from '../../infra/local/kube-api/index.ts';
 import { BinderApi } from '../../lib/binder/api.ts';
+import { KubeJsonApi } from '../../lib/kube/json-api.ts';
 import { findNonScheduledPodsByPVC } from '../../lib/binder/provision.ts';
 import type { PersistentVolumeClaim } from '../../lib/binder/types.ts';
 
 let kube: KubeApi;
 let core: CoreV1Api;
+let json: KubeJsonApi;
 before(async () => {
   kube = await startKubeApi({ port: 0 });
   const kc = new KubeConfig();
   kc.loadFromString(kube.kubeconfig());
   core = kc.makeApiClient(CoreV1Api);
+  json = kc.makeApiClient(KubeJsonApi);
 });
 after(() => kube.stop());
 
@@ -35,7 +38,7 @@ test('listPods returns the unscheduled, unfinished pods of the namespace only, a
   const done = await core.createNamespacedPod({ namespace: ns, body: pod('finished-user', 'data') });
   await core.replaceNamespacedPodStatus({ namespace: ns, name: 'finished-user', body: { ...done, status: { phase: 'Succeeded' } } });
 
-  const pods = await new BinderApi(core).listPods(ns);
+  const pods = await new BinderApi(core, json).listPods(ns);
   assert.deepEqual(pods.map((p) => p.metadata.name).sort(), ['waiting-other', 'waiting-user'], 'only unscheduled, unfinished pods come back');
   const claim = { metadata: { name: 'data', namespace: ns }, spec: {} } as unknown as PersistentVolumeClaim;
   assert.deepEqual(findNonScheduledPodsByPVC(claim, pods), ['waiting-user']);

@@ -6,6 +6,7 @@
 import { CoreV1Api, KubeConfig, StorageV1Api } from '@kubernetes/client-node';
 import { startKubeApi, type KubeApi } from '../../infra/local/kube-api/index.ts';
 import { indexAttributes } from '../../lib/kube/cache-index.ts';
+import { KubeJsonApi } from '../../lib/kube/json-api.ts';
 import { KubeEventRecorder } from '../../lib/kube/recorder.ts';
 import type { WatchedKind } from '../../lib/runtime/message.ts';
 import { ObjectCache } from '../../lib/state/cache.ts';
@@ -37,7 +38,7 @@ export async function startBinderShell(cluster: string): Promise<BinderShell> {
   const deps: BinderDeps = {
     cluster,
     cache,
-    api: new BinderApi(core),
+    api: new BinderApi(core, kc.makeApiClient(KubeJsonApi)),
     recorder: new KubeEventRecorder({ api: core, component: COMPONENT, cluster, doc: db.doc, table: db.tables.control, onError: () => {} }),
     enqueue: async (kind, key) => void queue.push({ kind, key }),
   };

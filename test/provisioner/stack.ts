@@ -12,6 +12,7 @@ import { CoreV1Api, KubeConfig, StorageV1Api } from '@kubernetes/client-node';
 import { startKubeApi, type KubeApi } from '../../infra/local/kube-api/index.ts';
 import { startStorageApi, type StorageApiHandle } from '../../infra/local/storage-api/server.ts';
 import { KubeClients } from '../../lib/kube/client.ts';
+import { KubeJsonApi } from '../../lib/kube/json-api.ts';
 import { MemoryEventRecorder } from '../../lib/kube/recorder.ts';
 import type { RuntimeContext } from '../../lib/runtime/handler.ts';
 import type { WatchedKind } from '../../lib/runtime/message.ts';
@@ -33,6 +34,8 @@ export interface ProvisionerStack {
   storageApi: StorageApiHandle;
   storage: StorageOSClient;
   core: CoreV1Api;
+  /** The same cluster's JSON client (lib/kube/json-api.ts). */
+  json: KubeJsonApi;
   storageV1: StorageV1Api;
   cache: ObjectCache;
   clients: KubeClients;
@@ -66,7 +69,7 @@ export async function startProvisionerStack(options: { nodes?: string[] } = {}):
   const metrics = createMetrics('provisioner');
 
   const stack: ProvisionerStack = {
-    kube, db, storageApi, storage, core, storageV1, cache, clients,
+    kube, db, storageApi, storage, core, json: kc.makeApiClient(KubeJsonApi), storageV1, cache, clients,
     recorder: new MemoryEventRecorder(),
     async observe(kind, key) {
       const [ns, name] = key.includes('/') ? key.split('/') : ['', key];

@@ -1,0 +1,64 @@
+/**
+ * Kubernetes requests whose objects cross as the JSON the API server speaks, through a generated client's
+ * own configuration: its server, authentication, HTTP library and middleware (the request budget), so a
+ * request here is sent, charged and refused exactly as the generated client's would be.
+ *
+ * The generated methods walk every object through client-node's model serializer on the way out and its
+ * deserializer on the way back (timestamps become `Date`s), and claimflow's controllers, which keep
+ * objects as plain JSON, then copied each answer back to JSON: three walks of every object a sync writes,
+ * none of which changes what is sent or what the server answered. This sends `JSON.stringify(body)` and
+ * hands back `JSON.parse` of the answer. Failures are the generated code's `ApiException`s (401 without a
+ * body, other statuses with the server's Status text as their body), so lib/kube/errors.ts reads them alike.
+ *
+ * Built like any generated API, from a client's configuration: `kube.api(cluster, KubeJsonApi)`
+ * (lib/kube/client.ts) gives one per cluster with the cluster's request budget.
+ *
+ * @example
+ * const json = await kube.api('dev', KubeJsonApi);
+ * const pv = await json.put<PersistentVolume>(`/api/v1/persistentvolumes/${name}`, volume);
+ */
+import { ApiException, HttpMethod, type Configuration, type RequestContext, type ResponseContext } from '@kubernetes/client-node';
+
+export class KubeJsonApi {
+  readonly #config: Configuration;
+
+  constructor(configuration: Configuration) {
+    this.#config = configuration;
+  }
+
+  /** GET `path`; the object the server answered. */
+  get<T>(path: string, query?: Record<string, string>): Promise<T> {
+    return this.#send<T>(HttpMethod.GET, path, undefined, query);
+  }
+
+  /** PUT `body` at `path` (a replace, or a status replace at `…/status`); the object the server answered. */
+  put<T>(path: string, body: unknown): Promise<T> {
+    return this.#send<T>(HttpMethod.PUT, path, body);
+  }
+
+  /** POST `body` to `path` (a create); the object the server answered. */
+  post<T>(path: string, body: unknown): Promise<T> {
+    return this.#send<T>(HttpMethod.POST, path, body);
+  }
+
+  async #send<T>(method: HttpMethod, path: string, body: unknown, query?: Record<string, string>): Promise<T> {
+    const config = this.#config;
+    let request: RequestContext = config.baseServer.makeRequestContext(path, method);
+    request.setHeaderParam('Accept', 'application/json, */*;q=0.8');
+    for (const [name, value] of Object.entries(query ?? {})) request.setQueryParam(name, value);
+    if (body !== undefined) {
+      request.setHeaderParam('Content-Type', 'application/json');
+      request.setBody(JSON.stringify(body));
+    }
+    // As the generated request factories: the named scheme first, then the default one.
+    await config.authMethods.BearerToken?.applySecurityAuthentication(request);
+    await config.authMethods.default?.applySecurityAuthentication(request);
+    for (const middleware of config.middleware) request = await middleware.pre(request).toPromise();
+    let response: ResponseContext = await config.httpApi.send(request).toPromise();
+    for (const middleware of [...config.middleware].reverse()) response = await middleware.post(response).toPromise();
+    const status = response.httpStatusCode;
+    if (status === 401) throw new ApiException(status, 'Unauthorized', undefined, response.headers);
+    if (status >= 200 && status <= 299) return JSON.parse(await response.body.text()) as T;
+    throw new ApiException(status, 'Unknown API Status Code!', await response.getBodyAsAny(), response.headers);
+  }
+}
