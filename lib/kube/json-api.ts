@@ -20,10 +20,11 @@
 import { ApiException, HttpMethod, type Configuration, type RequestContext, type ResponseContext } from '@kubernetes/client-node';
 
 export class KubeJsonApi {
-  readonly #config: Configuration;
+  /** What every request is built and sent with (read at each request, as the generated clients read theirs). */
+  readonly configuration: Configuration;
 
   constructor(configuration: Configuration) {
-    this.#config = configuration;
+    this.configuration = configuration;
   }
 
   /** GET `path`; the object the server answered. */
@@ -42,7 +43,7 @@ export class KubeJsonApi {
   }
 
   async #send<T>(method: HttpMethod, path: string, body: unknown, query?: Record<string, string>): Promise<T> {
-    const config = this.#config;
+    const config = this.configuration;
     let request: RequestContext = config.baseServer.makeRequestContext(path, method);
     request.setHeaderParam('Accept', 'application/json, */*;q=0.8');
     for (const [name, value] of Object.entries(query ?? {})) request.setQueryParam(name, value);

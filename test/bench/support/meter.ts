@@ -9,6 +9,7 @@
 import { performance } from 'node:perf_hooks';
 import type { ApiConstructor, ApiType } from '@kubernetes/client-node';
 import { KubeClients, type KubeClientsOptions } from '../../../lib/kube/client.ts';
+import { KubeJsonApi } from '../../../lib/kube/json-api.ts';
 import { chunks } from '../prices.ts';
 
 /** Named counts that only grow. */
@@ -272,7 +273,9 @@ export class MeteredKubeClients extends KubeClients {
 
   override async api<T extends ApiType>(cluster: string, apiClass: ApiConstructor<T>): Promise<T> {
     const api = await super.api(cluster, apiClass);
-    const configuration = (api as unknown as { api?: { configuration?: { httpApi: { send(ctx: any): unknown } } } }).api?.configuration;
+    // A generated client keeps its configuration in the observable API it wraps; KubeJsonApi holds its own.
+    type Metered = { configuration?: { httpApi: { send(ctx: any): unknown } } };
+    const configuration = (api as unknown as { api?: Metered }).api?.configuration ?? (api instanceof KubeJsonApi ? (api as unknown as Metered).configuration : undefined);
     if (!configuration) throw new Error(`cannot meter ${apiClass.name}: @kubernetes/client-node changed shape`);
     if (!instrumented.has(configuration)) {
       instrumented.add(configuration);
