@@ -23,7 +23,7 @@
  * - a claim's ADDED event is not looked at: no controller creates claims;
  * - anything else → unchanged. The review drops nothing: every version it is given reaches every
  *   subscriber that did not write it (the reflector has already left out a version older than the entry
- *   its own cache write found, reflector.ts).
+ *   its look or its own cache write found, reflector.ts and cache-probe.ts).
  * A failed read changes nothing: the events go out as they are (at worst a controller sees its own write).
  */
 import type { ClusterEvent } from '../runtime/message.ts';

@@ -1,14 +1,19 @@
 /**
  * Kubernetes requests whose objects cross as the JSON the API server speaks, through a generated client's
  * own configuration: its server, authentication, HTTP library and middleware (the request budget), so a
- * request here is sent, charged and refused exactly as the generated client's would be.
+ * request here is sent, charged and refused as the generated client's is.
  *
  * The generated methods walk every object through client-node's model serializer on the way out and its
- * deserializer on the way back (timestamps become `Date`s), and claimflow's controllers, which keep
- * objects as plain JSON, then copied each answer back to JSON: three walks of every object a sync writes,
- * none of which changes what is sent or what the server answered. This sends `JSON.stringify(body)` and
- * hands back `JSON.parse` of the answer. Failures are the generated code's `ApiException`s (401 without a
- * body, other statuses with the server's Status text as their body), so lib/kube/errors.ts reads them alike.
+ * deserializer on the way back, and claimflow's controllers, which keep objects as plain JSON, then copied
+ * each answer back to JSON: three walks of every object a sync writes. This sends `JSON.stringify(body)`
+ * and hands back `JSON.parse` of the answer, which also changes two things, both toward the server's own
+ * objects: fields client-node's models do not know (newer API fields) are sent and returned instead of
+ * dropped (a PUT through the models would clear them on the server), and timestamps come back as the server
+ * wrote them (`…:05Z`) instead of re-rendered from a `Date` (`…:05.000Z`), so a controller's write-back now
+ * holds the very text the forwarder's watch brings. Failures are the generated code's `ApiException`s (401
+ * without a body, other statuses with the server's Status text as their body), so lib/kube/errors.ts reads
+ * them alike. Answers are parsed as JSON whatever their content type (the API server answers JSON to
+ * `Accept: application/json`); middleware runs in order before the request and in reverse after it.
  *
  * Built like any generated API, from a client's configuration: `kube.api(cluster, KubeJsonApi)`
  * (lib/kube/client.ts) gives one per cluster with the cluster's request budget.

@@ -8,11 +8,14 @@
  * errors, stack traces included: ~33 µs an HMAC on this machine, against ~6 µs for the same HMAC keyed by a
  * `KeyObject` or a string (and ~6 µs for bytes on Node 20). The `KeyObject` for a key is kept in a `WeakMap`
  * under the key's own array, so it lives no longer than the signer's cache keeps the array, and a key the
- * signer stops using goes with it; it is used only while the array still holds the bytes it was made from. Strings (the signer's HMACs that derive the key, and the one that
- * fingerprints the credentials) go to `createHmac` as they are, which is the fast path already.
+ * signer stops using goes with it; it is used only while the array still holds the bytes it was made from.
+ * The signer's HMACs keyed by strings (the credentials' fingerprint, each request; the first step of the
+ * day's key) go to `createHmac` as they are, the fast path already; the key's later steps, once a day, are
+ * keyed by bytes like the signature.
  *
- * Behaves as `@smithy/core`'s `Sha256` (`Checksum`): `digest()` of a plain hash may be called more than once
- * and `update()` may follow it; an HMAC is finished by its digest.
+ * Behaves as `@smithy/core`'s `Sha256` (`Checksum`): no secret (or an empty string, or null) is a plain hash,
+ * empty bytes an HMAC; `digest()` of a plain hash may be called more than once and `update()` may follow it;
+ * an HMAC is finished by its digest.
  *
  * @example
  * new DynamoDBClient({ sha256: Sha256 }); // every client of ours: sdkClientConfig() (sdk-client.ts)
@@ -42,7 +45,7 @@ export class Sha256 {
 
   digest(): Promise<Uint8Array> {
     let out: Buffer;
-    if (this.#secret !== undefined && this.#secret !== '') {
+    if (this.#secret) {
       this.#finished = true;
       out = this.#hash.digest();
     } else {
@@ -58,7 +61,7 @@ export class Sha256 {
 }
 
 function start(secret: Secret | undefined): Hash | Hmac {
-  if (secret === undefined || secret === '') return createHash('sha256');
+  if (!secret) return createHash('sha256');
   if (typeof secret === 'string') return createHmac('sha256', secret);
   return createHmac('sha256', keyObjectOf(secret));
 }
@@ -70,7 +73,8 @@ function keyObjectOf(secret: ArrayBuffer | ArrayBufferView): KeyObject {
     : Buffer.from(secret);
   const known = keyObjects.get(secret);
   if (known !== undefined && known.bytes.equals(view)) return known.key;
-  const bytes = Buffer.from(view);
+  const bytes = Buffer.alloc(view.byteLength); // its own memory, not a slice of Buffer's shared pool
+  view.copy(bytes);
   const key = createSecretKey(bytes);
   keyObjects.set(secret, { bytes, key });
   return key;

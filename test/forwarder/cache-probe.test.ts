@@ -7,7 +7,9 @@
  *   a lone look and a batch not worth its read cost no request;
  * - the share of hits decides: after misses a small batch is no longer read (but one in eight is), after
  *   hits it is again;
- * - a failed read answers nothing (every event is then written) and says so;
+ * - while a read is out, a look it would not read anyway (alone) is answered at once, not after it;
+ * - a failed read, or keys it left unread, answer nothing (those events are then written) and say so; a
+ *   counter that throws keeps no look from its answer;
  * - what it covers: a volume's or claim's MODIFIED, a volume's ADDED; never a claim's ADDED, a DELETED or
  *   another kind.
  */
@@ -36,8 +38,8 @@ describe('the cache probe', () => {
   let cache: ObjectCache;
   /** DynamoDB operations sent through `doc`, in order. */
   const sent: string[] = [];
-  /** Run before each BatchGetItem goes out (once). */
-  let onRead: (() => void) | undefined;
+  /** Run (and awaited) before the next BatchGetItem goes out, once. */
+  let onRead: (() => void | Promise<void>) | undefined;
 
   before(async () => {
     dynalite = await startDynalite();
@@ -48,7 +50,7 @@ describe('the cache probe', () => {
         if (context.commandName === 'BatchGetItemCommand' && onRead) {
           const run = onRead;
           onRead = undefined;
-          run();
+          await run();
         }
         return next(args);
       },
@@ -119,6 +121,21 @@ describe('the cache probe', () => {
     assert.equal(await probe.look(CLUSTER, KIND, 'batch-a', Number.NaN), undefined, 'no version: left to the write');
   });
 
+  it('answers a lone look asked while a read is out at once, without waiting for the read', async () => {
+    await cache.put(CLUSTER, KIND, volume('slow-a', 1));
+    const outcomes: Array<[ProbeOutcome, number]> = [];
+    const probe = newProbe(outcomes);
+    let lone: unknown = 'unanswered';
+    // The read waits until the lone look is answered: were it queued behind the read, this would never end.
+    onRead = async () => {
+      lone = await probe.look(CLUSTER, KIND, 'slow-a', 1);
+    };
+    const answers = await Promise.all(['slow-a', 'slow-b', 'slow-c'].map((n) => probe.look(CLUSTER, KIND, n, 1)));
+    assert.deepEqual(answers, [{ result: 'unchanged' }, undefined, undefined]);
+    assert.equal(lone, undefined, 'left to its write');
+    assert.deepEqual(outcomes, [['skipped', 1], ['hit', 1], ['miss', 2]]);
+  });
+
   it('stops reading small batches after misses, reads one in eight still, and reads again after hits', async () => {
     const outcomes: Array<[ProbeOutcome, number]> = [];
     const probe = newProbe(outcomes);
@@ -154,6 +171,28 @@ describe('the cache probe', () => {
       { result: 'stale' },
       undefined,
     ]);
+  });
+
+  it('leaves keys the read did not process to their writes, and answers every look though a counter throws', async () => {
+    const unprocessed = {
+      send: async (command: { input: { RequestItems: Record<string, { Keys: unknown[] }> } }) => ({
+        Responses: { [dynalite.tables.cache]: [] },
+        UnprocessedKeys: { [dynalite.tables.cache]: { Keys: command.input.RequestItems[dynalite.tables.cache]!.Keys } },
+      }),
+    } as unknown as DocumentClient;
+    const outcomes: Array<[ProbeOutcome, number]> = [];
+    const throttled = new CacheProbe({ doc: unprocessed, table: dynalite.tables.cache, onOutcome: (o, n) => outcomes.push([o, n]) });
+    assert.deepEqual(await Promise.all(['u-a', 'u-b', 'u-c'].map((n) => throttled.look(CLUSTER, KIND, n, 1))), [undefined, undefined, undefined]);
+    assert.deepEqual(outcomes, [['failed', 3]]);
+
+    await cache.put(CLUSTER, KIND, volume('counted', 4));
+    const throwing = new CacheProbe({ doc, table: dynalite.tables.cache, onOutcome: () => { throw new Error('counter broke'); } });
+    assert.deepEqual(await Promise.all([throwing.look(CLUSTER, KIND, 'counted', 4), throwing.look(CLUSTER, KIND, 'counted', 3), throwing.look(CLUSTER, KIND, 'x', 1)]), [
+      { result: 'unchanged' },
+      { result: 'stale' },
+      undefined,
+    ]);
+    assert.equal(await throwing.look(CLUSTER, KIND, 'counted', 4), undefined, 'alone, after the throw: still answered');
   });
 
   it('covers the events a controller may have written back, and only those', () => {

@@ -14,7 +14,7 @@ import { test } from 'node:test';
 import { Sha256 as JsSha256 } from '@aws-crypto/sha256-js';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { HttpRequest } from '@smithy/protocol-http';
-import { SignatureV4 } from '@smithy/signature-v4';
+import { SignatureV4, clearCredentialCache } from '@smithy/signature-v4';
 import { sdkClientConfig } from '../../../lib/runtime/sdk-client.ts';
 import { Sha256 } from '../../../lib/runtime/sdk-sha256.ts';
 import { createDocumentClient } from '../../../lib/state/client.ts';
@@ -29,6 +29,7 @@ test('digests and HMACs equal Node’s own for every form of key', async () => {
   const cases: Array<[string, ConstructorParameters<typeof Sha256>[0], string]> = [
     ['no key', undefined, createHash('sha256').update(whole).digest('hex')],
     ['empty string (a plain hash, as upstream)', '', createHash('sha256').update(whole).digest('hex')],
+    ['null (a plain hash, as upstream)', null as unknown as undefined, createHash('sha256').update(whole).digest('hex')],
     ['string', 'AWS4secret', createHmac('sha256', 'AWS4secret').update(whole).digest('hex')],
     ['bytes at an offset', atOffset, createHmac('sha256', Buffer.from(atOffset)).update(whole).digest('hex')],
     ['ArrayBuffer', backing.buffer.slice(3, 35), createHmac('sha256', Buffer.from(backing.buffer.slice(3, 35))).update(whole).digest('hex')],
@@ -92,15 +93,17 @@ test('SigV4 signs a request to the same signature as with an independent SHA-256
       headers: { host: 'dynamodb.eu-west-1.amazonaws.com', 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'DynamoDB_20120810.GetItem' },
       body: JSON.stringify({ TableName: 'cache', Key: { pk: { S: 'PersistentVolume#pv-1' } } }),
     });
-  const sign = async (sha256: typeof Sha256 | typeof JsSha256) => {
+  // SigV4 caches signing keys across signers: each signer here derives its own (the chain of HMACs keyed by bytes).
+  const sign = async (sha256: typeof Sha256 | typeof JsSha256, fresh = true) => {
+    if (fresh) clearCredentialCache();
     const signer = new SignatureV4({ credentials, region: 'eu-west-1', service: 'dynamodb', sha256 });
     const signed = (await signer.sign(request(), { signingDate })) as HttpRequest;
     return signed.headers.authorization;
   };
   const expected = await sign(JsSha256);
   assert.match(expected ?? '', /^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/20261128\/eu-west-1\/dynamodb\/aws4_request, SignedHeaders=.*, Signature=[0-9a-f]{64}$/);
-  assert.equal(await sign(Sha256), expected);
-  assert.equal(await sign(Sha256), expected, 'again, with the signing key from the signer’s cache');
+  assert.equal(await sign(Sha256), expected, 'the signing key derived with ours');
+  assert.equal(await sign(Sha256, false), expected, 'again, with the signing key from the signer’s cache');
 });
 
 test('every client built from sdkClientConfig() signs with it', () => {
