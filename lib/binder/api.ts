@@ -1,14 +1,13 @@
 /**
  * The binder's Kubernetes calls: the four PUTs a sync makes (object and status subresource of PVs and
  * PVCs, each carrying the resourceVersion it was computed from), the live claim GET upstream's
- * syncVolume falls back to, and the pod list delayed binding reads. Objects cross as plain JSON: the writes and
- * reads as the server's own (lib/kube/json-api.ts, no model walk), the pod list copied from client-node's models.
+ * syncVolume falls back to, and the pod list delayed binding reads. Objects cross as the server's own JSON
+ * (lib/kube/json-api.ts: no walk through client-node's models).
  *
  * @example
- * const api = new BinderApi(await kube.coreV1(cluster), await kube.api(cluster, KubeJsonApi));
+ * const api = new BinderApi(await kube.api(cluster, KubeJsonApi));
  * const pv = await api.write({ action: 'write', verb: 'update', kind: 'PersistentVolume', object, chained: false, purpose: 'bindVolumeToClaim' });
  */
-import type { CoreV1Api } from '@kubernetes/client-node';
 import { isNotFound } from '../kube/errors.ts';
 import type { KubeJsonApi } from '../kube/json-api.ts';
 import { untrimmedForWrite } from '../state/cache.ts';
@@ -16,22 +15,16 @@ import type { BinderWrite, PersistentVolume, PersistentVolumeClaim, Pod } from '
 
 /** Pods with no node that have not finished: `spec.nodeName=,status.phase!=Succeeded,status.phase!=Failed`. */
 export const UNSCHEDULED_LIVE_PODS = 'spec.nodeName=,status.phase!=Succeeded,status.phase!=Failed';
-/** Typed client objects (Date fields) back to the JSON the API server sent. */
-const toJson = <T>(object: unknown): T => JSON.parse(JSON.stringify(object)) as T;
-
 const volumePath = (name: string) => `/api/v1/persistentvolumes/${encodeURIComponent(name)}`;
 const claimPath = (namespace: string, name: string) =>
   `/api/v1/namespaces/${encodeURIComponent(namespace)}/persistentvolumeclaims/${encodeURIComponent(name)}`;
 
 export class BinderApi {
-  readonly #core: CoreV1Api;
   readonly #json: KubeJsonApi;
   /** Writes made through this client (API writes per bind). */
   writes = 0;
 
-  /** `core` and `json` built from the same client configuration (one cluster, one request budget). */
-  constructor(core: CoreV1Api, json: KubeJsonApi) {
-    this.#core = core;
+  constructor(json: KubeJsonApi) {
     this.#json = json;
   }
 
@@ -41,9 +34,8 @@ export class BinderApi {
    */
   async write(w: BinderWrite): Promise<PersistentVolume | PersistentVolumeClaim> {
     this.writes++;
-    const { namespace: ns = '', name: objectName } = w.object.metadata;
-    const object = await untrimmedForWrite(w.object, () => (w.kind === 'PersistentVolume' ? this.readVolume(objectName) : this.readClaim(ns, objectName)));
-    const { name, namespace = '' } = w.object.metadata;
+    const { namespace = '', name } = w.object.metadata;
+    const object = await untrimmedForWrite(w.object, () => (w.kind === 'PersistentVolume' ? this.readVolume(name) : this.readClaim(namespace, name)));
     const path = w.kind === 'PersistentVolume' ? volumePath(name) : claimPath(namespace, name);
     const body = { apiVersion: 'v1', kind: w.kind, ...object };
     return this.#json.put<PersistentVolume | PersistentVolumeClaim>(w.verb === 'update' ? path : `${path}/status`, body);
@@ -75,7 +67,7 @@ export class BinderApi {
    * selector keeps the answer to the pending pods instead of every pod of the namespace.
    */
   async listPods(namespace: string): Promise<Pod[]> {
-    const list = await this.#core.listNamespacedPod({ namespace, fieldSelector: UNSCHEDULED_LIVE_PODS });
-    return toJson<Pod[]>(list.items);
+    const list = await this.#json.get<{ items?: Pod[] }>(`/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`, { fieldSelector: UNSCHEDULED_LIVE_PODS });
+    return list.items ?? [];
   }
 }

@@ -136,7 +136,7 @@ export function createBinderController(options: BinderControllerOptions = {}): C
       const deps: BinderDeps = {
         cluster: request.cluster,
         cache: new ObjectCache(ctx.doc, ctx.tables.cache, { indexer: indexAttributes }),
-        api: new BinderApi(await ctx.kube.coreV1(request.cluster), await ctx.kube.api(request.cluster, KubeJsonApi)),
+        api: new BinderApi(await ctx.kube.api(request.cluster, KubeJsonApi)),
         recorder: ctx.recorder,
         metrics: ctx.metrics,
         logger: ctx.logger,

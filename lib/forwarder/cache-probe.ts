@@ -14,10 +14,11 @@
  * is out, the next events gather for the next, and those it would not read anyway go to their writes at
  * once. An entry at the event's version or a newer one answers the event as the refused write would have
  * (`unchanged`, with its writer; `stale`); anything else (no entry, an older one, an expired tombstone, an
- * entry unread) is left to the write, as before. A lone event is never read first (the write alone costs the same and answers the same),
- * nor a batch unlikely to save more writes than its read: a batch is read when the share of past looks that
- * found the version cached (a moving average, starting at one half) times its size is over one, and one
- * batch in eight that is not is read anyway, to keep the average current. A failed read costs the events
+ * entry unread) is left to the write, as before. A lone event is never read first (the write alone costs
+ * the same and answers the same), nor a batch unlikely to save more writes than its read: a batch is read
+ * when the share of past looks that found the version cached (a moving average, starting at one half)
+ * times its size is over one, and one batch in eight that is not is read anyway, to keep the average
+ * current. A failed read costs the events
  * nothing but the wait: each is then written as before.
  *
  * Nothing changes in what the cache holds or what is published: the same condition decides, on the same

@@ -9,10 +9,11 @@
  *
  * Each watch event is written to the cache first (after a look, batched with other events', when a
  * controller may have written that version back already: cache-probe.ts), then queued for publishing. An
- * event older than the cache (`stale`: a replay) is not published. `unchanged` (same resourceVersion already cached) is still
- * published: a watch only yields changes after its resourceVersion, so the cache can only have it because
- * a controller wrote the object back after its own write, and other controllers need the event. The
- * event then names that controller in `writer`, and the writer's own subscription filters it out.
+ * event older than the cache (`stale`: a replay) is not published. `unchanged` (same resourceVersion
+ * already cached) is still published: a watch only yields changes after its resourceVersion, so the cache
+ * can only have it because a controller wrote the object back after its own write, and other controllers
+ * need the event. The event then names that controller in `writer`, and the writer's own subscription
+ * filters it out.
  *
  * Cache writes of different objects overlap (a window of `writeConcurrency`), enqueues keep watch order,
  * and the resume point only passes enqueued events. After a failed write the watch restarts from the first

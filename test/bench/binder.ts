@@ -122,7 +122,7 @@ async function scaling(): Promise<Record<string, unknown>> {
     const core = makeBudgetedApiClient(kc, CoreV1Api, budget);
     const cache = new ObjectCache(db.doc, db.tables.cache, { indexer: indexAttributes });
     const deps: BinderDeps = {
-      cluster: 'bench', cache, api: new BinderApi(core, makeBudgetedApiClient(kc, KubeJsonApi, budget)),
+      cluster: 'bench', cache, api: new BinderApi(makeBudgetedApiClient(kc, KubeJsonApi, budget)),
       recorder: new KubeEventRecorder({ api: core, component: COMPONENT, cluster: 'bench', doc: db.doc, table: db.tables.control, onError: () => {} }),
       enqueue: async () => {},
     };

@@ -38,7 +38,7 @@ test('listPods returns the unscheduled, unfinished pods of the namespace only, a
   const done = await core.createNamespacedPod({ namespace: ns, body: pod('finished-user', 'data') });
   await core.replaceNamespacedPodStatus({ namespace: ns, name: 'finished-user', body: { ...done, status: { phase: 'Succeeded' } } });
 
-  const pods = await new BinderApi(core, json).listPods(ns);
+  const pods = await new BinderApi(json).listPods(ns);
   assert.deepEqual(pods.map((p) => p.metadata.name).sort(), ['waiting-other', 'waiting-user'], 'only unscheduled, unfinished pods come back');
   const claim = { metadata: { name: 'data', namespace: ns }, spec: {} } as unknown as PersistentVolumeClaim;
   assert.deepEqual(findNonScheduledPodsByPVC(claim, pods), ['waiting-user']);

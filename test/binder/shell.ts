@@ -38,7 +38,7 @@ export async function startBinderShell(cluster: string): Promise<BinderShell> {
   const deps: BinderDeps = {
     cluster,
     cache,
-    api: new BinderApi(core, kc.makeApiClient(KubeJsonApi)),
+    api: new BinderApi(kc.makeApiClient(KubeJsonApi)),
     recorder: new KubeEventRecorder({ api: core, component: COMPONENT, cluster, doc: db.doc, table: db.tables.control, onError: () => {} }),
     enqueue: async (kind, key) => void queue.push({ kind, key }),
   };

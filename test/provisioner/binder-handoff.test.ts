@@ -63,7 +63,7 @@ describe('provisioner + binder hand-off', () => {
   async function settle(provisioner: ReturnType<typeof createProvisionerController>): Promise<void> {
     const binderQueue: Array<{ kind: WatchedKind; key: string; uid: string; rv: string }> = [];
     const binderDeps = {
-      cluster: CLUSTER, cache: stack.cache, api: new BinderApi(stack.core, stack.json), recorder: stack.recorder,
+      cluster: CLUSTER, cache: stack.cache, api: new BinderApi(stack.json), recorder: stack.recorder,
       async enqueue(kind: WatchedKind, key: string, uid: string, rv: string) { binderQueue.push({ kind, key, uid, rv }); },
     };
     for (let round = 0; round < 20; round++) {
