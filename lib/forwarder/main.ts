@@ -8,7 +8,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { createDocumentClient } from '../state/client.ts';
-import { sdkClientConfig, withFastConfig } from '../runtime/sdk-client.ts';
+import { sdkClientConfig, withCachedHandlers, withFastConfig } from '../runtime/sdk-client.ts';
 import { loadConfig } from './config.ts';
 import { startForwarder } from './forwarder.ts';
 
@@ -24,7 +24,7 @@ async function main(): Promise<void> {
   const forwarder = await startForwarder({
     cluster: config.cluster,
     kubeConfig,
-    sns: withFastConfig(new SNSClient(sdkClientConfig())),
+    sns: withFastConfig(withCachedHandlers(new SNSClient({ ...sdkClientConfig(), cacheMiddleware: true }))),
     topicArn: config.topicArn,
     doc: createDocumentClient(),
     tables: config.tables,

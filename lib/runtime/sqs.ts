@@ -4,12 +4,12 @@
  * local queue URLs like `http://sqs.us-east-1.127.0.0.1:4566/…` is not even a valid URL).
  */
 import { SQSClient, type SQSClientConfig } from '@aws-sdk/client-sqs';
-import { sdkClientConfig, withFastConfig } from './sdk-client.ts';
+import { sdkClientConfig, withCachedHandlers, withFastConfig } from './sdk-client.ts';
 
 /** An SQS client for this environment. */
 export function createSqsClient(config: SQSClientConfig = {}, env: NodeJS.ProcessEnv = process.env): SQSClient {
   const local = Boolean(env.AWS_ENDPOINT_URL_SQS || env.AWS_ENDPOINT_URL || config.endpoint);
-  return withFastConfig(new SQSClient({ ...sdkClientConfig(), ...(local ? { useQueueUrlAsEndpoint: false } : {}), ...config }));
+  return withFastConfig(withCachedHandlers(new SQSClient({ ...sdkClientConfig(), ...(local ? { useQueueUrlAsEndpoint: false } : {}), ...config, cacheMiddleware: true })));
 }
 
 /** `arn:aws:sqs:<region>:<account>:<name>` → the queue URL. */

@@ -3,19 +3,60 @@
  * environment (`AWS_ENDPOINT_URL_DYNAMODB` points it at dynalite locally).
  */
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { sdkClientConfig, withFastConfig } from '../runtime/sdk-client.ts';
+import { BatchGetCommand, DynamoDBDocumentClient, DynamoDBDocumentClientCommand } from '@aws-sdk/lib-dynamodb';
+import { onStackChange, sdkClientConfig, withFastConfig } from '../runtime/sdk-client.ts';
 
 export type DocumentClient = DynamoDBDocumentClient;
 
 /** A document client that drops `undefined` attributes and keeps numbers exact where they fit. */
 export function createDocumentClient(config: DynamoDBClientConfig = {}): DocumentClient {
   return withFastConfig(
-    DynamoDBDocumentClient.from(new DynamoDBClient({ ...sdkClientConfig(), ...config }), {
-      marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
-      unmarshallOptions: { wrapNumbers: false },
-    }),
+    withCachedDocumentHandlers(
+      DynamoDBDocumentClient.from(new DynamoDBClient({ ...sdkClientConfig(), ...config }), {
+        marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
+        unmarshallOptions: { wrapNumbers: false },
+      }),
+    ),
   );
+}
+
+/** What lib-dynamodb's commands hold (protected in its types): the DynamoDB command their input goes out as. */
+interface DocumentCommandParts {
+  clientCommand: { resolveMiddleware(stack: unknown, config: unknown, options: undefined): Handler };
+  middlewareStack: unknown;
+  addMarshallingMiddleware(config: unknown): void;
+}
+type Handler = (command: unknown) => Promise<{ output: unknown }>;
+
+/**
+ * `doc`, building each command class's middleware chain once instead of on every call (what the SDK's
+ * `cacheMiddleware` does for a plain client: lib/runtime/sdk-client.ts `withCachedHandlers`).
+ *
+ * lib-dynamodb refuses `cacheMiddleware`, because its commands' chains close over the command they were
+ * built for: a kept chain would send the first command's input again. Its marshalling middlewares
+ * themselves read only the call's input and the command class's key paths, so here the chain is built the
+ * way the command builds it (its marshalling middlewares, then the DynamoDB command's own resolution over
+ * the client's stack), kept per command class, and called with each command's own DynamoDB command: its
+ * input, marshalled on the way out, and its output, unmarshalled on the way back. A middleware added to
+ * the client's stack afterwards drops the kept chains; a call with options (an abort signal) or a callback,
+ * or a command that is not a document command, goes through lib-dynamodb's own `send`.
+ */
+export function withCachedDocumentHandlers(doc: DynamoDBDocumentClient): DynamoDBDocumentClient {
+  const handlers = new Map<unknown, Handler>();
+  onStackChange(doc.middlewareStack, () => handlers.clear());
+  const send = doc.send.bind(doc) as (...args: unknown[]) => unknown;
+  doc.send = ((command: unknown, ...rest: unknown[]) => {
+    if (rest.length > 0 || !(command instanceof DynamoDBDocumentClientCommand)) return send(command, ...rest);
+    const parts = command as unknown as DocumentCommandParts;
+    let handler = handlers.get(command.constructor);
+    if (handler === undefined) {
+      parts.addMarshallingMiddleware(doc.config);
+      handler = parts.clientCommand.resolveMiddleware(doc.middlewareStack.concat(parts.middlewareStack as never), doc.config, undefined);
+      handlers.set(command.constructor, handler);
+    }
+    return handler(parts.clientCommand).then((result) => result.output);
+  }) as typeof doc.send;
+  return doc;
 }
 
 /** What {@link batchGetItems} reads besides the keys. */

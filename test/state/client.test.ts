@@ -11,8 +11,11 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CreateQueueCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { createDocumentClient, type DocumentClient } from '../../lib/state/client.ts';
+import { startFauxqs, type FauxqsServer } from 'fauxqs';
+import { batchGetItems, createDocumentClient, type DocumentClient } from '../../lib/state/client.ts';
+import { withCachedHandlers } from '../../lib/runtime/sdk-client.ts';
 import { createSqsClient } from '../../lib/runtime/sqs.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, startDynalite, type Dynalite } from '../support/dynalite.ts';
 import { countDispatcherRequests } from '../support/dispatcher.ts';
@@ -146,5 +149,93 @@ describe('AWS SDK clients: a configuration each request can copy cheaply', () =>
       process.exit(0);
     `);
     assert.deepEqual(seen, { plain: false, doc: true, sqs: true, sns: true, read: 1, docAfterRequests: true, credentialsStillAnAccessor: true });
+  });
+});
+
+/**
+ * Counts how often a client builds its middleware chain: a middleware's factory runs once per chain built
+ * from the stack, its returned function once per call.
+ */
+function countChains(client: { middlewareStack: { add(...args: never[]): void } }, name: string): { built: number; calls: number } {
+  const seen = { built: 0, calls: 0 };
+  (client.middlewareStack.add as (mw: unknown, options: unknown) => void)(
+    (next: (args: unknown) => Promise<unknown>) => {
+      seen.built++;
+      return (args: unknown) => (seen.calls++, next(args));
+    },
+    { step: 'initialize', name },
+  );
+  return seen;
+}
+
+describe('AWS SDK clients: each command class builds its middleware chain once', () => {
+  let db: Dynalite;
+  let fauxqs: FauxqsServer;
+  before(async () => {
+    db = await startDynalite();
+    fauxqs = await startFauxqs({ port: 0, logger: false, defaultRegion: LOCAL_REGION });
+  });
+  after(async () => {
+    await db.stop();
+    await fauxqs.stop();
+  });
+
+  test('the document client: built once per command class, every call sends and reads its own items', async () => {
+    const doc = createDocumentClient({ endpoint: db.endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+    const chains = countChains(doc, 'countChains');
+    const keys = Array.from({ length: 40 }, (_, i) => ({ pk: `chain-${i}`, sk: 'object' }));
+    // Concurrent calls of one class with different inputs: each writes and reads back its own item.
+    await Promise.all(keys.map((Key, i) => doc.send(new PutCommand({ TableName: db.tables.cache, Item: { ...Key, n: i, nested: { list: [i, `s${i}`], big: 2 ** 40 + i } } }))));
+    const got = await Promise.all(keys.map((Key) => doc.send(new GetCommand({ TableName: db.tables.cache, Key, ConsistentRead: true }))));
+    assert.deepEqual(
+      got.map((out) => out.Item),
+      keys.map((Key, i) => ({ ...Key, n: i, nested: { list: [i, `s${i}`], big: 2 ** 40 + i } })),
+    );
+    const batch = await batchGetItems(doc, db.tables.cache, keys.slice(0, 5), { consistentRead: true });
+    assert.deepEqual(batch.items.map((item) => item.n).sort(), [0, 1, 2, 3, 4]);
+    const refused = await doc
+      .send(new PutCommand({ TableName: db.tables.cache, Item: { ...keys[0]!, n: -1 }, ConditionExpression: 'attribute_not_exists(pk)', ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }))
+      .then(() => undefined, (error: { name?: string; Item?: Record<string, unknown> }) => error);
+    assert.equal(refused?.name, 'ConditionalCheckFailedException');
+    assert.deepEqual(refused?.Item?.n, { N: '0' }, "a refused write's error carries the item as DynamoDB sent it");
+    assert.equal(chains.calls, 40 + 40 + 1 + 1);
+    assert.equal(chains.built, 3, 'one chain each for Put, Get and BatchGet');
+    doc.destroy();
+  });
+
+  test('a middleware added after the first calls is in every later call; a call with options still works', async () => {
+    const doc = createDocumentClient({ endpoint: db.endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+    const Key = { pk: 'chain-late', sk: 'object' };
+    await doc.send(new PutCommand({ TableName: db.tables.cache, Item: { ...Key, n: 1 } }));
+    const late = countChains(doc, 'late');
+    await doc.send(new PutCommand({ TableName: db.tables.cache, Item: { ...Key, n: 2 } }));
+    const read = await doc.send(new GetCommand({ TableName: db.tables.cache, Key, ConsistentRead: true }), { abortSignal: AbortSignal.timeout(10_000) });
+    assert.equal(read.Item?.n, 2);
+    assert.deepEqual({ calls: late.calls, built: late.built }, { calls: 2, built: 2 }, 'the Put rebuilt after the change; the Get with options built its own');
+    doc.middlewareStack.remove('late');
+    await doc.send(new PutCommand({ TableName: db.tables.cache, Item: { ...Key, n: 3 } }));
+    assert.equal(late.calls, 2, 'a removed middleware is not called');
+    doc.destroy();
+  });
+
+  test('the SQS client: built once per command class, every message its own; a later middleware is called', async () => {
+    const sqs = createSqsClient({ endpoint: `http://127.0.0.1:${fauxqs.port}`, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+    const chains = countChains(sqs, 'countChains');
+    const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: 'chains' }));
+    await Promise.all(Array.from({ length: 10 }, (_, i) => sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: `m${i}` }))));
+    const late = countChains(sqs, 'late');
+    const bodies: string[] = [];
+    let receives = 0;
+    while (bodies.length < 10 && receives < 20) {
+      receives++;
+      const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+      bodies.push(...Messages.map((m) => m.Body ?? ''));
+    }
+    assert.deepEqual(bodies.sort(), Array.from({ length: 10 }, (_, i) => `m${i}`).sort());
+    assert.equal(chains.built, 3, 'one chain each for Create, Send and Receive');
+    assert.equal(chains.calls, 1 + 10 + receives);
+    assert.deepEqual({ calls: late.calls, built: late.built }, { calls: receives, built: 1 }, 'the middleware added later is in every Receive');
+    assert.throws(() => withCachedHandlers(new SQSClient({ region: LOCAL_REGION })), /cacheMiddleware: true/);
+    sqs.destroy();
   });
 });

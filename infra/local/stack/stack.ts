@@ -45,7 +45,7 @@ import { applyShippedRbac, forwarderServiceAccount, manifestsDir, planIdentities
 import type { KubeObject } from '../kube-api/types.ts';
 import { compileTemplate, type CfnTemplate } from './template.ts';
 import { readWiring, type FunctionDef, type Wiring } from './wiring.ts';
-import { sdkClientConfig, withFastConfig } from '../../../lib/runtime/sdk-client.ts';
+import { sdkClientConfig, withCachedHandlers, withFastConfig } from '../../../lib/runtime/sdk-client.ts';
 
 /** Any async Lambda handler (SQS batches, scheduled events). */
 export type LambdaHandler = (event: any, context: Context) => Promise<any>;
@@ -323,8 +323,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     }
     const realAws = awsEndpoint === REAL_AWS;
     const clientConfig = realAws ? { region } : { region, credentials: LOCAL_CREDENTIALS };
-    const sqs = withFastConfig(new SQSClient({ ...sdkClientConfig(), ...clientConfig, ...(sqsEndpoint ? { endpoint: sqsEndpoint } : {}) }));
-    const sns = withFastConfig(new SNSClient({ ...sdkClientConfig(), ...clientConfig, ...(sqsEndpoint ? { endpoint: sqsEndpoint } : {}) }));
+    const sqs = withFastConfig(withCachedHandlers(new SQSClient({ ...sdkClientConfig(), ...clientConfig, ...(sqsEndpoint ? { endpoint: sqsEndpoint } : {}), cacheMiddleware: true })));
+    const sns = withFastConfig(withCachedHandlers(new SNSClient({ ...sdkClientConfig(), ...clientConfig, ...(sqsEndpoint ? { endpoint: sqsEndpoint } : {}), cacheMiddleware: true })));
     const dynamodb = withFastConfig(new DynamoDBClient({ ...sdkClientConfig(), ...clientConfig, ...(dynamoEndpoint ? { endpoint: dynamoEndpoint } : {}) }));
     const doc = createDocumentClient({ ...clientConfig, ...(dynamoEndpoint ? { endpoint: dynamoEndpoint } : {}) });
     /** What the stack reports as each service's endpoint (on real AWS, the region's). */
