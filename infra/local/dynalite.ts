@@ -34,6 +34,101 @@ export function patchDynalite(): void {
     if (refused?.body && existingItem && data.ReturnValuesOnConditionCheckFailure === 'ALL_OLD') refused.body.Item = existingItem;
     return refused;
   };
+  for (const [name, valueDependent] of [
+    ['conditionParser', /attribute_type|between/i],
+    ['updateParser', undefined],
+    ['projectionParser', undefined],
+  ] as const) {
+    memoizeParser(require(`dynalite/db/${name}.js`) as ExpressionParser, valueDependent);
+  }
+}
+
+type AttributeValue = Record<string, unknown>;
+interface ParseContext {
+  attrNames?: Record<string, string>;
+  attrVals?: Record<string, AttributeValue>;
+  unusedAttrNames: Record<string, boolean>;
+  unusedAttrVals: Record<string, boolean>;
+}
+interface ExpressionParser {
+  parse(input: string, options: { context: ParseContext }): unknown;
+}
+/** A parse kept for its expression: the tree, the values it holds (by key), the names and values it used. */
+interface ParsedExpression {
+  tree: unknown;
+  values: Map<AttributeValue, string>;
+  usedNames: string[];
+  usedValues: string[];
+}
+
+/** Expressions parsed (`parsed`) and parses reused (`reused`) since the process started, for tests. */
+export const expressionParses = { parsed: 0, reused: 0 };
+
+/** Expressions kept per parser at most (a full memo starts again). */
+const MAX_PARSED_EXPRESSIONS = 1024;
+/** DynamoDB's attribute value types, in the order dynalite's parsers test them. */
+const VALUE_TYPES = ['S', 'N', 'B', 'NULL', 'BOOL', 'SS', 'NS', 'BS', 'L', 'M'];
+
+/**
+ * Teaches one of dynalite's expression parsers to parse each expression once.
+ *
+ * dynalite validates every request's expressions by parsing them with PEG parsers, at roughly a
+ * microsecond per character tried: for the cache's conditional PutItem and the lease's and the budget's
+ * UpdateItems, that parse was the largest single part of the stand-in's CPU (a fifth of it in the
+ * provisioner bench). The tree a parse returns depends on the expression, the attribute names and, of the
+ * values, only their types, except where a parser reads a value's content (`valueDependent`:
+ * `attribute_type`, `BETWEEN`, never kept). So it is kept per expression, names and value types, holding
+ * the first request's values where the parse put them; each later request gets a copy of the tree holding
+ * its own values instead, and marks the same names and values used (what dynalite's unused-name check
+ * reads). A parse that fails, or whose tree does not hold every value it used by reference, is not kept.
+ */
+function memoizeParser(parser: ExpressionParser, valueDependent: RegExp | undefined): void {
+  const parse = parser.parse.bind(parser);
+  const kept = new Map<string, ParsedExpression | null>();
+  parser.parse = (input, options) => {
+    const { context } = options;
+    if (valueDependent?.test(input)) return (expressionParses.parsed++, parse(input, options));
+    const names = context.attrNames ?? {};
+    const values = context.attrVals ?? {};
+    let key = `${input}\u0000${JSON.stringify(names)}`;
+    for (const valueKey in values) key += `\u0000${valueKey}:${VALUE_TYPES.find((type) => values[valueKey]![type] != null)}`;
+    const parsed = kept.get(key);
+    if (parsed === null) return (expressionParses.parsed++, parse(input, options));
+    if (parsed) {
+      expressionParses.reused++;
+      for (const name of parsed.usedNames) delete context.unusedAttrNames[name];
+      for (const name of parsed.usedValues) delete context.unusedAttrVals[name];
+      return copyTree(parsed.tree, parsed.values, (value) => values[parsed.values.get(value)!]!);
+    }
+    // The first parse: with every name and value unused, to learn which it uses.
+    expressionParses.parsed++;
+    const unusedAttrNames = Object.fromEntries(Object.keys(names).map((name) => [name, true]));
+    const unusedAttrVals = Object.fromEntries(Object.keys(values).map((name) => [name, true]));
+    const tree = parse(input, { context: { ...context, unusedAttrNames, unusedAttrVals } });
+    const usedNames = Object.keys(names).filter((name) => !(name in unusedAttrNames));
+    const usedValues = Object.keys(values).filter((name) => !(name in unusedAttrVals));
+    for (const name of usedNames) delete context.unusedAttrNames[name];
+    for (const name of usedValues) delete context.unusedAttrVals[name];
+    const byValue = new Map(usedValues.map((name) => [values[name]!, name]));
+    const held = new Set<AttributeValue>();
+    const copy = copyTree(tree, byValue, (value) => (held.add(value), value));
+    if (kept.size >= MAX_PARSED_EXPRESSIONS) kept.clear();
+    kept.set(key, held.size === byValue.size ? { tree: copy, values: byValue, usedNames, usedValues } : null);
+    return tree;
+  };
+}
+
+/**
+ * A deep copy of a parse tree (arrays and plain objects), each attribute value of `values` it holds
+ * replaced by `swap(value)`.
+ */
+function copyTree(node: unknown, values: Map<AttributeValue, string>, swap: (value: AttributeValue) => AttributeValue): unknown {
+  if (node === null || typeof node !== 'object') return node;
+  if (values.has(node as AttributeValue)) return swap(node as AttributeValue);
+  if (Array.isArray(node)) return node.map((child) => copyTree(child, values, swap));
+  const copy: Record<string, unknown> = {};
+  for (const [field, child] of Object.entries(node)) copy[field] = copyTree(child, values, swap);
+  return copy;
 }
 
 /** Requests each dynalite server is answering (counted from its creation, for {@link stopDynalite}). */

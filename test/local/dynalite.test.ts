@@ -7,8 +7,8 @@
 import { after, before, describe, it, test } from 'node:test';
 import type { AddressInfo } from 'node:net';
 import assert from 'node:assert/strict';
-import { ConditionalCheckFailedException, DeleteItemCommand, DynamoDBClient, ListTablesCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import { listenDynalite, stopDynalite } from '../../infra/local/dynalite.ts';
+import { type AttributeValue, ConditionalCheckFailedException, DeleteItemCommand, DynamoDBClient, GetItemCommand, ListTablesCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { expressionParses, listenDynalite, stopDynalite } from '../../infra/local/dynalite.ts';
 import { startDynalite, type Dynalite } from '../support/dynalite.ts';
 
 describe('local dynalite: ReturnValuesOnConditionCheckFailure', () => {
@@ -84,4 +84,79 @@ test('a request under way when dynalite stops is answered, and nothing is thrown
     process.off('uncaughtException', onUncaught);
     client.destroy();
   }
+});
+
+describe('local dynalite: each expression parsed once', () => {
+  let db: Dynalite;
+  before(async () => {
+    db = await startDynalite();
+  });
+  after(() => db.stop());
+
+  const table = () => db.tables.control;
+  const item = async (pk: string) => (await db.client.send(new GetItemCommand({ TableName: table(), Key: { pk: { S: pk } }, ConsistentRead: true }))).Item;
+  const rejected = async (send: Promise<unknown>, name: string, message: RegExp) => {
+    await assert.rejects(send, (error: Error) => (assert.equal(error.name, name), assert.match(error.message, message), true));
+  };
+  const parses = () => ({ ...expressionParses });
+  const since = (before: { parsed: number; reused: number }) => ({ parsed: expressionParses.parsed - before.parsed, reused: expressionParses.reused - before.reused });
+
+  it('a repeated condition and update are parsed once, and each request is judged and written by its own values', async () => {
+    const write = (pk: string, rv: number, by: string) =>
+      db.client.send(
+        new UpdateItemCommand({
+          TableName: table(),
+          Key: { pk: { S: pk } },
+          UpdateExpression: 'SET #rv = :rv, #by = :by ADD #n :one',
+          ConditionExpression: 'attribute_not_exists(pk) OR (#rv < :rv AND #by <> :by)',
+          ExpressionAttributeNames: { '#rv': 'rv', '#by': 'by', '#n': 'n' },
+          ExpressionAttributeValues: { ':rv': { N: String(rv) }, ':by': { S: by }, ':one': { N: '1' } },
+        }),
+      );
+    await write('memo-1', 1, 'a');
+    const first = parses();
+    await write('memo-1', 2, 'b');
+    await write('memo-2', 7, 'c');
+    await rejected(write('memo-1', 2, 'c'), 'ConditionalCheckFailedException', /conditional request failed/);
+    await rejected(write('memo-1', 3, 'b'), 'ConditionalCheckFailedException', /conditional request failed/);
+    await write('memo-1', 3, 'c');
+    assert.deepEqual(since(first), { parsed: 0, reused: 10 }, 'five requests, two expressions each, none parsed again');
+    assert.deepEqual(await item('memo-1'), { pk: { S: 'memo-1' }, rv: { N: '3' }, by: { S: 'c' }, n: { N: '3' } });
+    assert.deepEqual(await item('memo-2'), { pk: { S: 'memo-2' }, rv: { N: '7' }, by: { S: 'c' }, n: { N: '1' } });
+  });
+
+  it('a name or value left unused is still refused, after the same expression was kept', async () => {
+    const put = (values: Record<string, { S: string }>, names?: Record<string, string>) =>
+      db.client.send(new PutItemCommand({ TableName: table(), Item: { pk: { S: 'unused' } }, ConditionExpression: 'attribute_not_exists(pk) OR holder <> :me', ExpressionAttributeValues: values, ExpressionAttributeNames: names }));
+    await put({ ':me': { S: 'a' } });
+    await put({ ':me': { S: 'b' } });
+    await rejected(put({ ':me': { S: 'a' }, ':other': { S: 'x' } }), 'ValidationException', /ExpressionAttributeValues unused in expressions: keys: \{:other\}/);
+    await rejected(put({ ':me': { S: 'a' } }, { '#h': 'holder' }), 'ValidationException', /ExpressionAttributeNames unused in expressions: keys: \{#h\}/);
+  });
+
+  it("a value of another type is parsed again and its type checked; BETWEEN and attribute_type are parsed every time", async () => {
+    const starts = (value: AttributeValue) =>
+      db.client.send(new PutItemCommand({ TableName: table(), Item: { pk: { S: `typed-${JSON.stringify(value)}` } }, ConditionExpression: 'attribute_not_exists(pk) OR begins_with(holder, :p)', ExpressionAttributeValues: { ':p': value } }));
+    const first = parses();
+    await starts({ S: 'a' });
+    await starts({ S: 'b' });
+    assert.equal(since(first).reused, 1);
+    await rejected(starts({ N: '1' }), 'ValidationException', /Incorrect operand type for operator or function; operator or function: begins_with, operand type: N/);
+    const between = (low: string, high: string) =>
+      db.client.send(new PutItemCommand({ TableName: table(), Item: { pk: { S: 'between' } }, ConditionExpression: 'attribute_not_exists(pk) OR n BETWEEN :low AND :high', ExpressionAttributeValues: { ':low': { N: low }, ':high': { N: high } } }));
+    const before = parses();
+    await between('1', '2');
+    await rejected(between('3', '2'), 'ValidationException', /BETWEEN operator requires upper bound to be greater than or equal to lower bound/);
+    const typed = (type: string) =>
+      db.client.send(new PutItemCommand({ TableName: table(), Item: { pk: { S: 'type' } }, ConditionExpression: 'attribute_not_exists(pk) OR attribute_type(holder, :t)', ExpressionAttributeValues: { ':t': { S: type } } }));
+    await typed('S');
+    await rejected(typed('Q'), 'ValidationException', /Invalid attribute type name found; type: Q/);
+    assert.deepEqual(since(before), { parsed: 4, reused: 0 });
+  });
+
+  it('a failed parse is not kept: the same bad expression fails again', async () => {
+    const bad = () => db.client.send(new PutItemCommand({ TableName: table(), Item: { pk: { S: 'bad' } }, ConditionExpression: 'attribute_not_exists(pk) OR', ExpressionAttributeValues: undefined }));
+    await rejected(bad(), 'ValidationException', /Invalid ConditionExpression: Syntax error/);
+    await rejected(bad(), 'ValidationException', /Invalid ConditionExpression: Syntax error/);
+  });
 });
