@@ -47,13 +47,26 @@ export class KubeJsonApi {
     return this.#send<T>(HttpMethod.POST, path, body);
   }
 
-  async #send<T>(method: HttpMethod, path: string, body: unknown, query?: Record<string, string>): Promise<T> {
+  /**
+   * PATCH `path` with `body` as `contentType` (`application/merge-patch+json`,
+   * `application/strategic-merge-patch+json`, …); the object the server answered.
+   */
+  patch<T>(path: string, body: unknown, contentType: string): Promise<T> {
+    return this.#send<T>(HttpMethod.PATCH, path, body, undefined, contentType);
+  }
+
+  /** DELETE `path`, with `body` (DeleteOptions: preconditions, propagation) when given; what the server answered. */
+  delete<T>(path: string, body?: unknown): Promise<T> {
+    return this.#send<T>(HttpMethod.DELETE, path, body);
+  }
+
+  async #send<T>(method: HttpMethod, path: string, body: unknown, query?: Record<string, string>, contentType = 'application/json'): Promise<T> {
     const config = this.configuration;
     let request: RequestContext = config.baseServer.makeRequestContext(path, method);
     request.setHeaderParam('Accept', 'application/json, */*;q=0.8');
     for (const [name, value] of Object.entries(query ?? {})) request.setQueryParam(name, value);
     if (body !== undefined) {
-      request.setHeaderParam('Content-Type', 'application/json');
+      request.setHeaderParam('Content-Type', contentType);
       request.setBody(JSON.stringify(body));
     }
     // As the generated request factories: the named scheme first, then the default one.

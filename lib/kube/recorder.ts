@@ -69,9 +69,10 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { PatchStrategy, setHeaderOptions, type CoreV1Api, type CoreV1Event } from '@kubernetes/client-node';
+import type { CoreV1Event } from '@kubernetes/client-node';
 import type { DocumentClient } from '../state/client.ts';
 import { isAlreadyExists, isNotFound, statusCode } from './errors.ts';
+import type { KubeJsonApi } from './json-api.ts';
 
 export type EventType = 'Normal' | 'Warning';
 
@@ -129,8 +130,8 @@ interface CreatedEvent {
 const NEW_OBJECT_MS = 60_000;
 
 export interface KubeEventRecorderOptions {
-  /** The cluster's core/v1 API (or a function that resolves it lazily). */
-  api: CoreV1Api | (() => Promise<CoreV1Api>);
+  /** The cluster's API, as JSON (or a function that resolves it lazily): lib/kube/json-api.ts. */
+  api: KubeJsonApi | (() => Promise<KubeJsonApi>);
   /** `source.component`, e.g. `persistentvolume-controller`. */
   component: string;
   /** `source.host` (optional). */
@@ -192,7 +193,9 @@ interface Keys {
 const sha = (value: string): string => createHash('sha256').update(value).digest('hex');
 /** Map keys inside the item: 128 bits of the key's hash. */
 const entryKey = (value: string): string => sha(value).slice(0, 32);
-const rfc3339 = (ms: number): Date => new Date(Math.floor(ms / 1000) * 1000);
+/** RFC 3339 at whole seconds, as the API server writes an Event's timestamps (`2026-11-28T15:00:05Z`). */
+const rfc3339 = (ms: number): string => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+const eventPath = (namespace: string, name: string): string => `/api/v1/namespaces/${encodeURIComponent(namespace)}/events/${encodeURIComponent(name)}`;
 const isConditionFailure = (error: unknown): boolean => (error as { name?: string }).name === 'ConditionalCheckFailedException';
 
 /**
@@ -200,7 +203,7 @@ const isConditionFailure = (error: unknown): boolean => (error as { name?: strin
  * object's first event, until its next one stores it), at most {@link WRITTEN_MEMO_ENTRIES}.
  */
 export class KubeEventRecorder implements EventRecorder {
-  readonly #api: () => Promise<CoreV1Api>;
+  readonly #api: () => Promise<KubeJsonApi>;
   readonly #component: string;
   readonly #host: string | undefined;
   readonly #cluster: string;
@@ -287,11 +290,11 @@ export class KubeEventRecorder implements EventRecorder {
    * count, so the next repeat goes on from it. An Event gone between the create and the merge (expired,
    * deleted) is created again with the count decided.
    */
-  async #merge(api: CoreV1Api, pk: string, action: Extract<Action, { kind: 'create' | 'patch' }>, created: CreatedEvent, now: number): Promise<void> {
+  async #merge(api: KubeJsonApi, pk: string, action: Extract<Action, { kind: 'create' | 'patch' }>, created: CreatedEvent, now: number): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       let existing: CoreV1Event;
       try {
-        existing = await api.readNamespacedEvent({ name: action.name, namespace: created.namespace });
+        existing = await api.get<CoreV1Event>(eventPath(created.namespace, action.name));
       } catch (error) {
         if (!isNotFound(error) || attempt >= MAX_ATTEMPTS) throw error;
         if (await this.#create(api, created)) return;
@@ -426,19 +429,18 @@ export class KubeEventRecorder implements EventRecorder {
     if (this.#written.size > WRITTEN_MEMO_ENTRIES) this.#written.delete(this.#written.keys().next().value!);
   }
 
-  async #patch(api: CoreV1Api, name: string, namespace: string, body: { count: number; lastTimestamp: Date; message: string; metadata?: { resourceVersion?: string } }): Promise<void> {
-    const request = { name, namespace, body };
+  async #patch(api: KubeJsonApi, name: string, namespace: string, body: { count: number; lastTimestamp: string; message: string; metadata?: { resourceVersion?: string } }): Promise<void> {
     try {
-      await api.patchNamespacedEvent(request, setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch));
+      await api.patch(eventPath(namespace, name), body, 'application/strategic-merge-patch+json');
     } catch (error) {
       // A server without strategic merge for events: a JSON merge patch means the same for these fields.
       if (statusCode(error) !== 415) throw error;
-      await api.patchNamespacedEvent(request, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+      await api.patch(eventPath(namespace, name), body, 'application/merge-patch+json');
     }
   }
 
-  async #create(api: CoreV1Api, e: CreatedEvent): Promise<boolean> {
-    const body: CoreV1Event = {
+  async #create(api: KubeJsonApi, e: CreatedEvent): Promise<boolean> {
+    const body = {
       apiVersion: 'v1',
       kind: 'Event',
       metadata: { name: e.name, namespace: e.namespace },
@@ -454,7 +456,7 @@ export class KubeEventRecorder implements EventRecorder {
       reportingInstance: this.#host ?? '',
     };
     try {
-      await api.createNamespacedEvent({ namespace: e.namespace, body });
+      await api.post(`/api/v1/namespaces/${encodeURIComponent(e.namespace)}/events`, body);
       return true;
     } catch (error) {
       if (!isAlreadyExists(error)) throw error;

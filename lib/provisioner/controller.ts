@@ -23,6 +23,7 @@ import type { Controller, ReconcileRequest, ReconcileResult } from '../runtime/r
 import type { Lease } from '../state/lease.ts';
 import { ObjectCache } from '../state/cache.ts';
 import { indexAttributes } from '../kube/cache-index.ts';
+import { KubeJsonApi } from '../kube/json-api.ts';
 import {
   getClaimClass, inProgressSuperseded, isProvisioningCandidate, resolveClaim, storeMessages, volumeName, type ClaimOutcome, type CoreConfig,
 } from './claim.ts';
@@ -126,7 +127,7 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
     // is saved before anything else, even when its claim is gone meanwhile: its volume exists, and the PV
     // is what releases and reclaims it (upstream's unsaved-PV queue is keyed by PV, not by claim).
     if (record.pendingVolume) {
-      const writer = new KubeWriter(await ctx.kube.coreV1(cluster), cache, cluster);
+      const writer = new KubeWriter(await ctx.kube.api(cluster, KubeJsonApi), cache, cluster);
       await writer.createVolume(record.pendingVolume);
       await records.apply(cluster, uid, { pendingVolume: null, ...(record.inProgress ? { inProgress: null } : {}) });
       // Upstream's queue store records the success only on a claim that still exists.
@@ -148,7 +149,7 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
       if (record.inProgress) await records.apply(cluster, uid, { inProgress: null });
       return;
     }
-    const writer = new KubeWriter(await ctx.kube.coreV1(cluster), cache, cluster);
+    const writer = new KubeWriter(await ctx.kube.api(cluster, KubeJsonApi), cache, cluster);
 
     const holder = randomUUID();
     const leaseName = provisioningLeaseName(cluster, uid);
@@ -230,7 +231,7 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
     const entry = request.cached !== undefined ? (request.cached ?? undefined) : await cache.get(cluster, 'PersistentVolume', request.key);
     const pv = entry && !entry.deleted ? (entry.object as PersistentVolume) : undefined;
     if (!pv) return;
-    const writer = new KubeWriter(await ctx.kube.coreV1(cluster), cache, cluster);
+    const writer = new KubeWriter(await ctx.kube.api(cluster, KubeJsonApi), cache, cluster);
     const attachments = new CachedVolumeAttachments(cache, cluster);
     const signal = timeoutSignal(options.deletionTimeoutMs);
     const outcome = await syncVolume({ config, provisioner, writer, attachments, clock, ...(signal ? { signal } : {}) }, pv);

@@ -4,18 +4,23 @@
  * it was computed from (a 409 goes back to the runtime as a retry), and every successful write is
  * written back to the object cache, as upstream's controller updates its informer store.
  *
+ * Objects cross as the API server's JSON (lib/kube/json-api.ts): no model walk each way, and a claim's
+ * fields client-node's models do not know are sent back as read instead of dropped by the PUT.
+ *
  * @example
- * const writer = new KubeWriter(await kube.coreV1(cluster), new ObjectCache(doc, tables.cache, { indexer: indexAttributes }), cluster);
+ * const writer = new KubeWriter(await kube.api(cluster, KubeJsonApi), new ObjectCache(doc, tables.cache, { indexer: indexAttributes }), cluster);
  * await writer.createVolume(pv);
  */
-import { PatchStrategy, setHeaderOptions, type CoreV1Api } from '@kubernetes/client-node';
 import { isAlreadyExists, isNotFound, statusBody, statusCode } from '../kube/errors.ts';
+import type { KubeJsonApi } from '../kube/json-api.ts';
 import { untrimmedForWrite, type CacheableObject, type ObjectCache } from '../state/cache.ts';
 import type { PersistentVolume, PersistentVolumeClaim } from '../kube/objects.ts';
 import type { PersistentVolumeCreator } from './store.ts';
 import { VolumeGoneError, type VolumeWriter } from './sync-volume.ts';
 
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+const MERGE_PATCH = 'application/merge-patch+json';
+const volumePath = (name: string): string => `/api/v1/persistentvolumes/${encodeURIComponent(name)}`;
+const claimPath = (namespace: string, name: string): string => `/api/v1/namespaces/${encodeURIComponent(namespace)}/persistentvolumeclaims/${encodeURIComponent(name)}`;
 
 /**
  * A failed API call, with client-go's error text: the Status `message` (client-node's own message
@@ -50,11 +55,11 @@ export function toJson<T>(obj: unknown): T {
 export const PROVISIONER_WRITER = 'provisioner';
 
 export class KubeWriter implements PersistentVolumeCreator, VolumeWriter {
-  #api: CoreV1Api;
+  #api: KubeJsonApi;
   #cache: ObjectCache | undefined;
   #cluster: string;
 
-  constructor(api: CoreV1Api, cache: ObjectCache | undefined, cluster: string) {
+  constructor(api: KubeJsonApi, cache: ObjectCache | undefined, cluster: string) {
     this.#api = api;
     this.#cache = cache;
     this.#cluster = cluster;
@@ -64,14 +69,14 @@ export class KubeWriter implements PersistentVolumeCreator, VolumeWriter {
    * Writes back what the API returned, tagged with the writer: the forwarder's event for that version then
    * skips the provisioner's queue (the provisioner acted on it when it wrote it); other controllers get it.
    */
-  async #remember(kind: string, obj: unknown): Promise<void> {
-    await this.#cache?.put(this.#cluster, kind, toJson<CacheableObject>(obj), { writer: PROVISIONER_WRITER, classify: false }).catch(() => undefined);
+  async #remember(kind: string, obj: CacheableObject): Promise<void> {
+    await this.#cache?.put(this.#cluster, kind, obj, { writer: PROVISIONER_WRITER, classify: false }).catch(() => undefined);
   }
 
   /** POST the PV; AlreadyExists is success (`'exists'`). */
   async createVolume(pv: PersistentVolume): Promise<'created' | 'exists'> {
     try {
-      const created = await this.#api.createPersistentVolume({ body: pv as never });
+      const created = await this.#api.post<CacheableObject>('/api/v1/persistentvolumes', pv);
       await this.#remember('PersistentVolume', created);
       return 'created';
     } catch (err) {
@@ -83,12 +88,13 @@ export class KubeWriter implements PersistentVolumeCreator, VolumeWriter {
   /** Merge-patch `metadata.finalizers` (the whole list), conditional on the PV's resourceVersion. */
   async patchFinalizers(pv: PersistentVolume, finalizers: string[] | null): Promise<PersistentVolume> {
     try {
-      const patched = await this.#api.patchPersistentVolume({
-        name: pv.metadata.name ?? '',
-        body: { metadata: { finalizers, ...(pv.metadata.resourceVersion ? { resourceVersion: pv.metadata.resourceVersion } : {}) } },
-      }, mergePatch);
-      await this.#remember('PersistentVolume', patched);
-      return toJson<PersistentVolume>(patched);
+      const patched = await this.#api.patch<PersistentVolume>(
+        volumePath(pv.metadata.name ?? ''),
+        { metadata: { finalizers, ...(pv.metadata.resourceVersion ? { resourceVersion: pv.metadata.resourceVersion } : {}) } },
+        MERGE_PATCH,
+      );
+      await this.#remember('PersistentVolume', patched as CacheableObject);
+      return patched;
     } catch (err) {
       if (isNotFound(err)) throw new VolumeGoneError(pv.metadata.name ?? '');
       throw apiError(err);
@@ -98,7 +104,7 @@ export class KubeWriter implements PersistentVolumeCreator, VolumeWriter {
   /** DELETE the PV (precondition: the same UID, so a re-created PV of the same name is never deleted). */
   async deleteVolume(pv: PersistentVolume): Promise<void> {
     try {
-      await this.#api.deletePersistentVolume({ name: pv.metadata.name ?? '', body: pv.metadata.uid ? { preconditions: { uid: pv.metadata.uid } } : {} });
+      await this.#api.delete(volumePath(pv.metadata.name ?? ''), pv.metadata.uid ? { preconditions: { uid: pv.metadata.uid } } : {});
     } catch (err) {
       if (isNotFound(err)) throw new VolumeGoneError(pv.metadata.name ?? '');
       throw apiError(err);
@@ -108,7 +114,7 @@ export class KubeWriter implements PersistentVolumeCreator, VolumeWriter {
   /** The PV as the API has it now; undefined when gone. */
   async getVolume(name: string): Promise<PersistentVolume | undefined> {
     try {
-      return toJson<PersistentVolume>(await this.#api.readPersistentVolume({ name }));
+      return await this.#api.get<PersistentVolume>(volumePath(name));
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw apiError(err);
@@ -122,15 +128,15 @@ export class KubeWriter implements PersistentVolumeCreator, VolumeWriter {
     // A claim the cache trimmed gets its last-applied annotation back from a live read (untrimmedForWrite).
     const body = await untrimmedForWrite(claim as CacheableObject, async () => {
       try {
-        return toJson<CacheableObject>(await this.#api.readNamespacedPersistentVolumeClaim({ name, namespace }));
+        return await this.#api.get<CacheableObject>(claimPath(namespace, name));
       } catch (err) {
         if (isNotFound(err)) return undefined;
         throw apiError(err);
       }
     });
-    const updated = await this.#api.replaceNamespacedPersistentVolumeClaim({ name, namespace, body: body as never })
+    const updated = await this.#api.put<PersistentVolumeClaim>(claimPath(namespace, name), body)
       .catch((err: unknown) => { throw apiError(err); });
-    await this.#remember('PersistentVolumeClaim', updated);
-    return toJson<PersistentVolumeClaim>(updated);
+    await this.#remember('PersistentVolumeClaim', updated as CacheableObject);
+    return updated;
   }
 }

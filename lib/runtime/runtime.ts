@@ -12,6 +12,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { KubeClients } from '../kube/client.ts';
+import { KubeJsonApi } from '../kube/json-api.ts';
 import { KubeEventRecorder, type EventRecorder } from '../kube/recorder.ts';
 import { ApiBudget, budgetFromEnv } from '../state/bucket.ts';
 import { BackoffStore, rateLimiterConfigFromEnv, type RateLimiterConfig } from '../state/backoff.ts';
@@ -171,7 +172,7 @@ export class SqsRuntime<Ctx = RuntimeContext> {
     if (!recorder) {
       const s = this.services;
       recorder = new KubeEventRecorder({
-        api: () => s.kube.coreV1(cluster),
+        api: () => s.kube.api(cluster, KubeJsonApi),
         component: this.component,
         cluster,
         doc: s.doc,

@@ -13,6 +13,7 @@ import { randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import { KubeClients, clusterIdsFromEnv } from '../kube/client.ts';
+import { KubeJsonApi } from '../kube/json-api.ts';
 import { runWithStorageCluster } from '../storage/clusters.ts';
 import { KubeEventRecorder, type EventRecorder } from '../kube/recorder.ts';
 import type { RuntimeContext, SqsHandlerOptions } from '../runtime/handler.ts';
@@ -218,7 +219,7 @@ function createClusterPoller(options: ScheduledPollerOptions): (cluster: string,
       recorder =
         options.recorderFor?.(cluster) ??
         new KubeEventRecorder({
-          api: () => k.coreV1(cluster),
+          api: () => k.api(cluster, KubeJsonApi),
           component: COMPONENT,
           cluster,
           doc: d,

@@ -123,7 +123,7 @@ async function scaling(): Promise<Record<string, unknown>> {
     const cache = new ObjectCache(db.doc, db.tables.cache, { indexer: indexAttributes });
     const deps: BinderDeps = {
       cluster: 'bench', cache, api: new BinderApi(makeBudgetedApiClient(kc, KubeJsonApi, budget)),
-      recorder: new KubeEventRecorder({ api: core, component: COMPONENT, cluster: 'bench', doc: db.doc, table: db.tables.control, onError: () => {} }),
+      recorder: new KubeEventRecorder({ api: makeBudgetedApiClient(kc, KubeJsonApi, budget), component: COMPONENT, cluster: 'bench', doc: db.doc, table: db.tables.control, onError: () => {} }),
       enqueue: async () => {},
     };
     const reconcile = (kind: 'PersistentVolume' | 'PersistentVolumeClaim', key: string) =>

@@ -39,7 +39,7 @@ export async function startBinderShell(cluster: string): Promise<BinderShell> {
     cluster,
     cache,
     api: new BinderApi(kc.makeApiClient(KubeJsonApi)),
-    recorder: new KubeEventRecorder({ api: core, component: COMPONENT, cluster, doc: db.doc, table: db.tables.control, onError: () => {} }),
+    recorder: new KubeEventRecorder({ api: kc.makeApiClient(KubeJsonApi), component: COMPONENT, cluster, doc: db.doc, table: db.tables.control, onError: () => {} }),
     enqueue: async (kind, key) => void queue.push({ kind, key }),
   };
   return {

@@ -54,6 +54,19 @@ describe('KubeJsonApi', () => {
     await Promise.all([kube.stop(), db.stop(), rm(dir, { recursive: true, force: true })]);
   });
 
+  test('a patch is sent as the content type given; a delete carries its options (a UID precondition)', async () => {
+    const created = await json.post<ConfigMap>('/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'patched' }, data: { a: '1', b: '2' } });
+    const merged = await json.patch<ConfigMap>('/api/v1/namespaces/default/configmaps/patched', { data: { a: null, c: '3' } }, 'application/merge-patch+json');
+    assert.deepEqual(merged.data, { b: '2', c: '3' }, 'a JSON merge patch: null removes a key');
+    const refused = await failure(() => json.patch('/api/v1/namespaces/default/configmaps/patched', { data: { d: '4' } }, 'application/x-not-a-patch'));
+    assert.ok(refused instanceof ApiException);
+    assert.equal(refused.code, 415, 'the content type reached the server');
+    const wrongUid = await failure(() => json.delete('/api/v1/namespaces/default/configmaps/patched', { preconditions: { uid: 'not-its-uid' } }));
+    assert.ok(isConflict(wrongUid), 'a UID precondition that does not hold is a 409');
+    await json.delete('/api/v1/namespaces/default/configmaps/patched', { preconditions: { uid: created.metadata.uid } });
+    assert.ok(isNotFound(await failure(() => json.get('/api/v1/namespaces/default/configmaps/patched'))));
+  });
+
   test('objects cross as the server’s JSON, timestamps and all', async () => {
     const created = await json.post<ConfigMap>('/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'raw' }, data: { a: '1' } });
     assert.match(created.metadata.creationTimestamp ?? '', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/, 'as the server wrote it (RFC 3339, whole seconds)');

@@ -10,6 +10,7 @@ import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { CoreV1Api, KubeConfig, type CoreV1Event } from '@kubernetes/client-node';
 import { startKubeApi, type KubeApi } from '../../infra/local/kube-api/index.ts';
 import { AGGREGATE_MAX_EVENTS, COMBINED_PREFIX, KubeEventRecorder, SPAM_BURST, type InvolvedObject } from '../../lib/kube/recorder.ts';
+import { KubeJsonApi } from '../../lib/kube/json-api.ts';
 import type { DocumentClient } from '../../lib/state/client.ts';
 import { startDynalite, type Dynalite } from '../support/dynalite.ts';
 
@@ -87,16 +88,16 @@ function counting(doc: DocumentClient, afterGet?: () => Promise<void>) {
   };
 }
 
-/** The core/v1 API with the Event writes it is sent logged (verb, name, count). */
-function logging(api: CoreV1Api) {
+/** The JSON API with the Event writes it is sent logged (verb, name, count). */
+function logging(api: KubeJsonApi) {
   const sent: Array<{ verb: string; name: string; count: number }> = [];
   const proxy = new Proxy(api, {
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver) as unknown;
-      if (prop === 'createNamespacedEvent' || prop === 'patchNamespacedEvent') {
-        return (request: { name?: string; body: CoreV1Event & { count?: number } }, ...rest: unknown[]) => {
-          sent.push({ verb: prop === 'createNamespacedEvent' ? 'create' : 'patch', name: request.name ?? request.body.metadata?.name ?? '', count: request.body.count ?? 0 });
-          return (value as (...args: unknown[]) => unknown).call(target, request, ...rest);
+      if (prop === 'post' || prop === 'patch') {
+        return (path: string, body: { metadata?: { name?: string }; count?: number }, ...rest: unknown[]) => {
+          if (/\/events(\/|$)/.test(path)) sent.push({ verb: prop === 'post' ? 'create' : 'patch', name: prop === 'post' ? (body.metadata?.name ?? '') : decodeURIComponent(path.split('/').pop()!), count: body.count ?? 0 });
+          return (value as (...args: unknown[]) => unknown).call(target, path, body, ...rest);
         };
       }
       return typeof value === 'function' ? value.bind(target) : value;
@@ -105,19 +106,19 @@ function logging(api: CoreV1Api) {
   return { api: proxy, sent };
 }
 
-/** The core/v1 API that deletes the Event a call names just before the first call of `method` goes through. */
-function deletingBefore(api: CoreV1Api, method: 'readNamespacedEvent' | 'patchNamespacedEvent') {
+/** The JSON API that deletes the Event a call names just before the first call of `method` (a read, a patch) goes through. */
+function deletingBefore(api: KubeJsonApi, method: 'get' | 'patch') {
   let armed = true;
   return new Proxy(api, {
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver) as unknown;
       if (prop !== method) return typeof value === 'function' ? value.bind(target) : value;
-      return async (request: { name: string; namespace: string }, ...rest: unknown[]) => {
-        if (armed) {
+      return async (path: string, ...rest: unknown[]) => {
+        if (armed && /\/events\//.test(path)) {
           armed = false;
-          await target.deleteNamespacedEvent({ name: request.name, namespace: request.namespace });
+          await target.delete(path);
         }
-        return (value as (...args: unknown[]) => unknown).call(target, request, ...rest);
+        return (value as (...args: unknown[]) => unknown).call(target, path, ...rest);
       };
     },
   });
@@ -127,18 +128,21 @@ describe('KubeEventRecorder state: one item per (source, object), two requests p
   let kube: KubeApi;
   let db: Dynalite;
   let api: CoreV1Api;
+  /** What the recorders send with (the test reads through `api`). */
+  let json: KubeJsonApi;
   let clock = Date.parse('2026-11-21T12:00:00Z');
   before(async () => {
     [kube, db] = await Promise.all([startKubeApi({ port: 0 }), startDynalite()]);
     const kc = new KubeConfig();
     kc.loadFromString(kube.kubeconfig());
     api = kc.makeApiClient(CoreV1Api);
+    json = kc.makeApiClient(KubeJsonApi);
   });
   after(async () => {
     await Promise.all([kube.stop(), db.stop()]);
   });
 
-  const recorder = (doc: DocumentClient = db.doc, core: CoreV1Api = api, onError?: (error: unknown) => void) =>
+  const recorder = (doc: DocumentClient = db.doc, core: KubeJsonApi = json, onError?: (error: unknown) => void) =>
     new KubeEventRecorder({
       api: core,
       component: COMPONENT,
@@ -219,7 +223,7 @@ describe('KubeEventRecorder state: one item per (source, object), two requests p
     const meet = barrier(2);
     const a = counting(db.doc, meet);
     const b = counting(db.doc, meet);
-    const logged = logging(api);
+    const logged = logging(json);
     const claim = claimNamed('raced');
     clock += 1000;
     // Both read before either writes (the barrier holds each read's answer until the other has one).
@@ -255,7 +259,7 @@ describe('KubeEventRecorder state: one item per (source, object), two requests p
     assert.deepEqual((await eventsOf('spammy')).map((e) => e.count), [SPAM_BURST]);
 
     // Pairs at once from two containers: still exactly SPAM_BURST decisions reach the API.
-    const logged = logging(api);
+    const logged = logging(json);
     const other = claimNamed('spammy-racing');
     for (let i = 0; i < 15; i++) {
       clock += 10;
@@ -337,7 +341,7 @@ describe('KubeEventRecorder state: one item per (source, object), two requests p
     const errors: unknown[] = [];
     kube.faults.inject({ verb: 'create', resource: 'events', count: 1, status: 500, message: 'etcd is sad' });
     clock += 1000;
-    await recorder(db.doc, api, (error) => errors.push(error)).event(claim, 'Normal', 'Provisioning', 'provisioning');
+    await recorder(db.doc, json, (error) => errors.push(error)).event(claim, 'Normal', 'Provisioning', 'provisioning');
     assert.equal(errors.length, 1, 'the failed create went to onError');
     assert.equal((await eventsOf('crashy')).length, 0);
     const [stored] = Object.values((await itemOf(claim)).events);
@@ -374,7 +378,7 @@ describe('KubeEventRecorder state: one item per (source, object), two requests p
 
     // Two containers send the same first event: one Event (the same name); the second counts into it and
     // stores the count it sent.
-    const logged = logging(api);
+    const logged = logging(json);
     const other = recorder(db.doc, logged.api);
     const mine = recorder(counted.doc, logged.api);
     const stateCounts = async () => Object.values((await itemOf(young('shared'))).events).map((e) => e.count);
@@ -428,14 +432,14 @@ describe('KubeEventRecorder state: one item per (source, object), two requests p
       const claim = claimNamed(name);
       return { ...claim, metadata: { ...claim.metadata, creationTimestamp: new Date(clock - 5_000).toISOString() } };
     };
-    for (const [name, method] of [['gone-before-read', 'readNamespacedEvent'], ['gone-before-patch', 'patchNamespacedEvent']] as const) {
+    for (const [name, method] of [['gone-before-read', 'get'], ['gone-before-patch', 'patch']] as const) {
       const errors: unknown[] = [];
       clock += 1000;
-      await recorder(db.doc, api, (error) => errors.push(error)).event(young(name), 'Normal', 'Provisioning', `provisioning "default/${name}"`);
+      await recorder(db.doc, json, (error) => errors.push(error)).event(young(name), 'Normal', 'Provisioning', `provisioning "default/${name}"`);
       assert.deepEqual((await eventsOf(name)).map((e) => e.count), [1]);
       // A second container's create meets that Event (409); it is deleted just before the merge's `method`.
       clock += 1000;
-      await recorder(db.doc, deletingBefore(api, method), (error) => errors.push(error)).event(young(name), 'Normal', 'Provisioning', `provisioning "default/${name}"`);
+      await recorder(db.doc, deletingBefore(json, method), (error) => errors.push(error)).event(young(name), 'Normal', 'Provisioning', `provisioning "default/${name}"`);
       assert.deepEqual(errors, [], `${name}: nothing failed`);
       assert.deepEqual((await eventsOf(name)).map((e) => e.count), [1], `${name}: the event is there again, with the count decided`);
     }

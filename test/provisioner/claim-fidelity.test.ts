@@ -200,7 +200,7 @@ describe('provisioner claim path fidelity against the emulator, dynalite and the
   });
 
   it('Provisioning is in the API before the backend call returns (a function dying in the call has recorded it)', async () => {
-    const recorder = new KubeEventRecorder({ api: stack.core, component: 'claimflow.io/local', cluster: CLUSTER, doc: stack.db.doc, table: stack.db.tables.control });
+    const recorder = new KubeEventRecorder({ api: stack.json, component: 'claimflow.io/local', cluster: CLUSTER, doc: stack.db.doc, table: stack.db.tables.control });
     const provisioner = local();
     provisioner.hang = true;
     const inCall = new Promise<void>((resolve) => { provisioner.onCall = resolve; });

@@ -3,18 +3,22 @@ import assert from 'node:assert/strict';
 import { CoreV1Api, KubeConfig, type CoreV1Event } from '@kubernetes/client-node';
 import { startKubeApi, type KubeApi } from '../../infra/local/kube-api/index.ts';
 import { COMBINED_PREFIX, KubeEventRecorder } from '../../lib/kube/recorder.ts';
+import { KubeJsonApi } from '../../lib/kube/json-api.ts';
 import { startDynalite, type Dynalite } from '../support/dynalite.ts';
 
 describe('KubeEventRecorder against the emulator (client-go correlation, state in DynamoDB)', () => {
   let kube: KubeApi;
   let db: Dynalite;
   let api: CoreV1Api;
+  /** What the recorder sends with (the test reads and deletes through `api`). */
+  let json: KubeJsonApi;
   let clock = Date.parse('2026-11-21T12:00:00Z');
   before(async () => {
     [kube, db] = await Promise.all([startKubeApi({ port: 0 }), startDynalite()]);
     const kc = new KubeConfig();
     kc.loadFromString(kube.kubeconfig());
     api = kc.makeApiClient(CoreV1Api);
+    json = kc.makeApiClient(KubeJsonApi);
   });
   after(async () => {
     await Promise.all([kube.stop(), db.stop()]);
@@ -23,7 +27,7 @@ describe('KubeEventRecorder against the emulator (client-go correlation, state i
   /** Two recorders = two Lambda containers: they share only the control table. */
   const recorder = (component = 'persistentvolume-controller') =>
     new KubeEventRecorder({
-      api,
+      api: json,
       component,
       cluster: 'c1',
       doc: db.doc,
@@ -97,7 +101,7 @@ describe('KubeEventRecorder against the emulator (client-go correlation, state i
     assert.equal((await events('team-a')).length, 1);
     const errors: unknown[] = [];
     const broken = new KubeEventRecorder({
-      api,
+      api: json,
       component: 'x',
       cluster: 'c1',
       doc: db.doc,
@@ -113,19 +117,22 @@ describe('KubeEventRecorder spam filter (25 burst, one per 300 s per source and 
   let kube: KubeApi;
   let db: Dynalite;
   let api: CoreV1Api;
+  /** What the recorder sends with (the test reads and deletes through `api`). */
+  let json: KubeJsonApi;
   let clock = Date.parse('2026-11-21T12:00:00Z');
   before(async () => {
     [kube, db] = await Promise.all([startKubeApi({ port: 0 }), startDynalite()]);
     const kc = new KubeConfig();
     kc.loadFromString(kube.kubeconfig());
     api = kc.makeApiClient(CoreV1Api);
+    json = kc.makeApiClient(KubeJsonApi);
   });
   after(async () => {
     await Promise.all([kube.stop(), db.stop()]);
   });
 
   test('the 26th event about one object inside the burst is dropped; time refills the bucket', async () => {
-    const recorder = new KubeEventRecorder({ api, component: 'persistentvolume-controller', cluster: 'c1', doc: db.doc, table: db.tables.control, now: () => clock });
+    const recorder = new KubeEventRecorder({ api: json, component: 'persistentvolume-controller', cluster: 'c1', doc: db.doc, table: db.tables.control, now: () => clock });
     const claim = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'noisy', namespace: 'default', uid: 'uid-noisy' } };
     const other = { ...claim, metadata: { ...claim.metadata, name: 'quiet', uid: 'uid-quiet' } };
     for (let i = 0; i < 30; i++) {
