@@ -1,6 +1,7 @@
 /**
  * dynalite, the local DynamoDB, started the one way every local stack, fault proxy and test uses it, with
- * the one piece of DynamoDB it lacks and claimflow relies on:
+ * the one piece of DynamoDB it lacks and claimflow relies on, and its expression parses kept (below,
+ * `memoizeParser`: the largest part of its CPU was parsing the same expressions again):
  *
  * `ReturnValuesOnConditionCheckFailure: 'ALL_OLD'` on PutItem, UpdateItem and DeleteItem. DynamoDB then
  * returns the item that made the condition fail inside the `ConditionalCheckFailedException` (as `Item`, in
@@ -18,7 +19,7 @@ type Conditional = (data: Record<string, unknown>, existingItem: Record<string, 
 
 let patched = false;
 
-/** Teaches dynalite `ReturnValuesOnConditionCheckFailure` (idempotent; see the module comment). */
+/** Teaches dynalite `ReturnValuesOnConditionCheckFailure` and to keep its parses (idempotent; see the module comment). */
 export function patchDynalite(): void {
   if (patched) return;
   patched = true;
@@ -80,7 +81,9 @@ const VALUE_TYPES = ['S', 'N', 'B', 'NULL', 'BOOL', 'SS', 'NS', 'BS', 'L', 'M'];
  * `attribute_type`, `BETWEEN`, never kept). So it is kept per expression, names and value types, holding
  * the first request's values where the parse put them; each later request gets a copy of the tree holding
  * its own values instead, and marks the same names and values used (what dynalite's unused-name check
- * reads). A parse that fails, or whose tree does not hold every value it used by reference, is not kept.
+ * reads). A parse that throws (a syntax error) is not kept, nor one whose tree does not hold every value it
+ * used by reference; one answering a semantic error (a reserved word, an undefined name, an operand of the
+ * wrong type) is a string that depends only on what the key holds, and is kept like any other.
  */
 function memoizeParser(parser: ExpressionParser, valueDependent: RegExp | undefined): void {
   const parse = parser.parse.bind(parser);
@@ -119,14 +122,15 @@ function memoizeParser(parser: ExpressionParser, valueDependent: RegExp | undefi
 }
 
 /**
- * A deep copy of a parse tree (arrays and plain objects), each attribute value of `values` it holds
- * replaced by `swap(value)`.
+ * A deep copy of a parse tree (arrays and objects, each with its prototype: plain or none), each attribute
+ * value of `values` it holds replaced by `swap(value)`.
  */
 function copyTree(node: unknown, values: Map<AttributeValue, string>, swap: (value: AttributeValue) => AttributeValue): unknown {
   if (node === null || typeof node !== 'object') return node;
   if (values.has(node as AttributeValue)) return swap(node as AttributeValue);
   if (Array.isArray(node)) return node.map((child) => copyTree(child, values, swap));
-  const copy: Record<string, unknown> = {};
+  // The parsers keep some maps without a prototype (`nestedPaths`, `pathHeads`): so does the copy.
+  const copy = Object.create(Object.getPrototypeOf(node) as object | null) as Record<string, unknown>;
   for (const [field, child] of Object.entries(node)) copy[field] = copyTree(child, values, swap);
   return copy;
 }

@@ -195,6 +195,12 @@ const sha = (value: string): string => createHash('sha256').update(value).digest
 const entryKey = (value: string): string => sha(value).slice(0, 32);
 /** RFC 3339 at whole seconds, as the API server writes an Event's timestamps (`2026-11-28T15:00:05Z`). */
 const rfc3339 = (ms: number): string => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+/** An Event as the API server answers it (JSON: timestamps are RFC 3339 strings), the fields a merge reads. */
+interface EventJson {
+  metadata?: { resourceVersion?: string };
+  count?: number;
+  firstTimestamp?: string;
+}
 const eventPath = (namespace: string, name: string): string => `/api/v1/namespaces/${encodeURIComponent(namespace)}/events/${encodeURIComponent(name)}`;
 const isConditionFailure = (error: unknown): boolean => (error as { name?: string }).name === 'ConditionalCheckFailedException';
 
@@ -292,9 +298,9 @@ export class KubeEventRecorder implements EventRecorder {
    */
   async #merge(api: KubeJsonApi, pk: string, action: Extract<Action, { kind: 'create' | 'patch' }>, created: CreatedEvent, now: number): Promise<void> {
     for (let attempt = 1; ; attempt++) {
-      let existing: CoreV1Event;
+      let existing: EventJson;
       try {
-        existing = await api.get<CoreV1Event>(eventPath(created.namespace, action.name));
+        existing = await api.get<EventJson>(eventPath(created.namespace, action.name));
       } catch (error) {
         if (!isNotFound(error) || attempt >= MAX_ATTEMPTS) throw error;
         if (await this.#create(api, created)) return;

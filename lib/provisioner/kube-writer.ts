@@ -46,11 +46,6 @@ export function apiError(err: unknown): unknown {
   return statusCode(err) !== undefined && !(err instanceof KubeApiError) ? new KubeApiError(err) : err;
 }
 
-/** An API object as plain JSON (client-node models carry `Date`s). */
-export function toJson<T>(obj: unknown): T {
-  return JSON.parse(JSON.stringify(obj)) as T;
-}
-
 /** The provisioner controller's name, as its queue's filter policy and its cache write-backs know it. */
 export const PROVISIONER_WRITER = 'provisioner';
 

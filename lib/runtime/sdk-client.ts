@@ -80,14 +80,30 @@ export function onStackChange(stack: object, changed: () => void): void {
  * instead: it is built from the same stack and takes the command as its argument, so every call still
  * sends its own input. The SDK keeps a chain until the client is destroyed; here a middleware added to
  * (or removed from) the client's stack afterwards drops the kept chains, as the SDK documents one should
- * not do but our own meters and tests do. A call with options (an abort signal) builds its own chain,
- * as the SDK does.
+ * not do but our own meters and tests do. A call with options (an abort signal) builds a chain of its own,
+ * as the SDK's does, but leaves the kept ones as they are (the SDK's `send` would drop them all).
+ *
+ * A kept chain shares one handler context among the calls of its class, and the SDK's middlewares write
+ * what they resolve for a call there (endpoint, signing region, the chosen credentials) for its later
+ * steps to read. That holds while every call of a class resolves the same: one region and endpoint per
+ * client, tables and queues named rather than given as ARNs of other regions or accounts, as everywhere
+ * in claimflow (two calls racing a credentials refresh may sign with each other's, equally valid, keys).
  *
  * `npm run bench:aws-sdk`: with no transport, CPU per GetItem / PutItem ~20 % less (the document client,
  * lib/state/client.ts, which does the same for its commands).
  */
-export function withCachedHandlers<C extends { config: object; middlewareStack: object }>(client: C): C {
+export function withCachedHandlers<C extends { config: object; middlewareStack: object; send: unknown }>(client: C): C {
   if ((client.config as { cacheMiddleware?: boolean }).cacheMiddleware !== true) throw new Error('withCachedHandlers: build the client with cacheMiddleware: true');
   onStackChange(client.middlewareStack, () => delete (client as { handlers?: unknown }).handlers);
+  const send = (client.send as (...args: unknown[]) => unknown).bind(client);
+  client.send = ((command: OwnChain, options?: unknown, callback?: unknown) => {
+    if (options === undefined || typeof options === 'function' || callback !== undefined) return send(command, options, callback);
+    return command.resolveMiddleware(client.middlewareStack, client.config, options)(command).then((result) => result.output);
+  }) as C['send'];
   return client;
+}
+
+/** What a command builds its chain with (the SDK's `Command`). */
+interface OwnChain {
+  resolveMiddleware(stack: object, config: object, options: unknown): (command: unknown) => Promise<{ output: unknown }>;
 }

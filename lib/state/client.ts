@@ -39,7 +39,9 @@ type Handler = (command: unknown) => Promise<{ output: unknown }>;
  * the client's stack), kept per command class, and called with each command's own DynamoDB command: its
  * input, marshalled on the way out, and its output, unmarshalled on the way back. A middleware added to
  * the client's stack afterwards drops the kept chains; a call with options (an abort signal) or a callback,
- * or a command that is not a document command, goes through lib-dynamodb's own `send`.
+ * or a command that is not a document command, goes through lib-dynamodb's own `send`. The calls of a class
+ * share the chain's handler context, which holds while they all resolve the same endpoint and credentials
+ * (`withCachedHandlers` says when).
  */
 export function withCachedDocumentHandlers(doc: DynamoDBDocumentClient): DynamoDBDocumentClient {
   const handlers = new Map<unknown, Handler>();

@@ -120,10 +120,11 @@ async function scaling(): Promise<Record<string, unknown>> {
     meterDynamo(db.doc, tally);
     const budget = new ApiBudget({ doc: db.doc, table: db.tables.control, cluster: 'bench', ...BUDGET });
     const core = makeBudgetedApiClient(kc, CoreV1Api, budget);
+    const jsonApi = makeBudgetedApiClient(kc, KubeJsonApi, budget);
     const cache = new ObjectCache(db.doc, db.tables.cache, { indexer: indexAttributes });
     const deps: BinderDeps = {
-      cluster: 'bench', cache, api: new BinderApi(makeBudgetedApiClient(kc, KubeJsonApi, budget)),
-      recorder: new KubeEventRecorder({ api: makeBudgetedApiClient(kc, KubeJsonApi, budget), component: COMPONENT, cluster: 'bench', doc: db.doc, table: db.tables.control, onError: () => {} }),
+      cluster: 'bench', cache, api: new BinderApi(jsonApi),
+      recorder: new KubeEventRecorder({ api: jsonApi, component: COMPONENT, cluster: 'bench', doc: db.doc, table: db.tables.control, onError: () => {} }),
       enqueue: async () => {},
     };
     const reconcile = (kind: 'PersistentVolume' | 'PersistentVolumeClaim', key: string) =>

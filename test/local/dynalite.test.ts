@@ -7,7 +7,7 @@
 import { after, before, describe, it, test } from 'node:test';
 import type { AddressInfo } from 'node:net';
 import assert from 'node:assert/strict';
-import { type AttributeValue, ConditionalCheckFailedException, DeleteItemCommand, DynamoDBClient, GetItemCommand, ListTablesCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, ConditionalCheckFailedException, CreateTableCommand, DeleteItemCommand, DynamoDBClient, GetItemCommand, ListTablesCommand, PutItemCommand, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { expressionParses, listenDynalite, stopDynalite } from '../../infra/local/dynalite.ts';
 import { startDynalite, type Dynalite } from '../support/dynalite.ts';
 
@@ -154,9 +154,25 @@ describe('local dynalite: each expression parsed once', () => {
     assert.deepEqual(since(before), { parsed: 4, reused: 0 });
   });
 
-  it('a failed parse is not kept: the same bad expression fails again', async () => {
-    const bad = () => db.client.send(new PutItemCommand({ TableName: table(), Item: { pk: { S: 'bad' } }, ConditionExpression: 'attribute_not_exists(pk) OR', ExpressionAttributeValues: undefined }));
+  it('a syntax error is parsed again every time; a semantic error is kept, and answers the same', async () => {
+    const bad = () => db.client.send(new PutItemCommand({ TableName: table(), Item: { pk: { S: 'bad' } }, ConditionExpression: 'attribute_not_exists(pk) OR' }));
+    const before = parses();
     await rejected(bad(), 'ValidationException', /Invalid ConditionExpression: Syntax error/);
     await rejected(bad(), 'ValidationException', /Invalid ConditionExpression: Syntax error/);
+    assert.deepEqual(since(before), { parsed: 2, reused: 0 });
+    const reserved = () => db.client.send(new PutItemCommand({ TableName: table(), Item: { pk: { S: 'reserved' } }, ConditionExpression: 'attribute_not_exists(size)' }));
+    const middle = parses();
+    await rejected(reserved(), 'ValidationException', /Attribute name is a reserved keyword; reserved keyword: size/);
+    await rejected(reserved(), 'ValidationException', /Attribute name is a reserved keyword; reserved keyword: size/);
+    assert.deepEqual(since(middle), { parsed: 1, reused: 1 });
+  });
+
+  it("a kept parse's maps keep their null prototype: a key attribute named like an Object method is still a key", async () => {
+    // `constructor` as a table's hash key: a path map with Object's prototype would find it everywhere.
+    const TableName = `proto-${Date.now()}`;
+    await db.client.send(new CreateTableCommand({ TableName, KeySchema: [{ AttributeName: 'constructor', KeyType: 'HASH' }], AttributeDefinitions: [{ AttributeName: 'constructor', AttributeType: 'S' }], BillingMode: 'PAY_PER_REQUEST' }));
+    const query = () => db.client.send(new QueryCommand({ TableName, KeyConditionExpression: '#k = :k', FilterExpression: 'attribute_exists(#o)', ExpressionAttributeNames: { '#k': 'constructor', '#o': 'colour' }, ExpressionAttributeValues: { ':k': { S: 'x' } } }));
+    await db.client.send(new PutItemCommand({ TableName, Item: { constructor: { S: 'x' }, colour: { S: 'y' } } }));
+    for (let i = 0; i < 2; i++) assert.equal((await query()).Count, 1, `query ${i + 1}`);
   });
 });

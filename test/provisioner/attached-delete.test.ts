@@ -29,7 +29,7 @@ import { ObjectCache } from '../../lib/state/cache.ts';
 import { indexAttributes } from '../../lib/kube/cache-index.ts';
 import { SyncMarkers } from '../../lib/state/sync.ts';
 import { createProvisionerController, runtimeOptionsFor } from '../../lib/provisioner/controller.ts';
-import { toJson } from '../../lib/provisioner/kube-writer.ts';
+import { toJson } from '../support/json.ts';
 import { provisionerOptionsFromEnv } from '../../lib/provisioner/options.ts';
 import { LocalProvisioner } from '../../lib/provisioner/provisioners/local.ts';
 import { StorageOSProvisioner, STORAGEOS_DRIVER } from '../../lib/provisioner/provisioners/storageos.ts';

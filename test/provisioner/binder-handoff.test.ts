@@ -15,7 +15,7 @@ import { BinderApi } from '../../lib/binder/api.ts';
 import { reconcileBinder } from '../../lib/binder/controller.ts';
 import type { WatchedKind } from '../../lib/runtime/message.ts';
 import { createProvisionerController } from '../../lib/provisioner/controller.ts';
-import { toJson } from '../../lib/provisioner/kube-writer.ts';
+import { toJson } from '../support/json.ts';
 import { provisionerOptionsFromEnv } from '../../lib/provisioner/options.ts';
 import { LocalProvisioner } from '../../lib/provisioner/provisioners/local.ts';
 import { CLUSTER, startProvisionerStack, type ProvisionerStack } from './stack.ts';

@@ -18,7 +18,7 @@ import { createMetrics } from '../../lib/runtime/observability.ts';
 import type { ReconcileResult } from '../../lib/runtime/reconcile.ts';
 import { LeaseStore } from '../../lib/state/lease.ts';
 import { createProvisionerController } from '../../lib/provisioner/controller.ts';
-import { toJson } from '../../lib/provisioner/kube-writer.ts';
+import { toJson } from '../support/json.ts';
 import type { PersistentVolume, PersistentVolumeClaim } from '../../lib/kube/objects.ts';
 import { provisionerOptionsFromEnv } from '../../lib/provisioner/options.ts';
 import { LocalProvisioner } from '../../lib/provisioner/provisioners/local.ts';

@@ -16,7 +16,7 @@ import type { ObjectCache } from '../../lib/state/cache.ts';
 import { LeaseStore } from '../../lib/state/lease.ts';
 import type { StorageOSClient } from '../../lib/storage/storageos/client.ts';
 import { createProvisionerController, provisioningLeaseName, runtimeOptionsFor } from '../../lib/provisioner/controller.ts';
-import { toJson } from '../../lib/provisioner/kube-writer.ts';
+import { toJson } from '../support/json.ts';
 import type { PersistentVolume, PersistentVolumeClaim } from '../../lib/kube/objects.ts';
 import { provisionerOptionsFromEnv } from '../../lib/provisioner/options.ts';
 import { LocalProvisioner } from '../../lib/provisioner/provisioners/local.ts';

@@ -22,7 +22,7 @@ import { ObjectCache } from '../../lib/state/cache.ts';
 import { indexAttributes } from '../../lib/kube/cache-index.ts';
 import { LeaseStore } from '../../lib/state/lease.ts';
 import { StorageOSClient } from '../../lib/storage/storageos/client.ts';
-import { toJson } from '../../lib/provisioner/kube-writer.ts';
+import { toJson } from '../support/json.ts';
 import type { PersistentVolumeClaim } from '../../lib/kube/objects.ts';
 import { startDynalite, type Dynalite } from '../support/dynalite.ts';
 

@@ -59,6 +59,22 @@ describe('KubeEventRecorder against the emulator (client-go correlation, state i
     assert.equal(new Date(e.lastTimestamp as unknown as string).getTime() - new Date(e.firstTimestamp as unknown as string).getTime(), 10_000);
   });
 
+  test("timestamps go out as the API server writes them; a server refusing strategic merge gets a merge patch", async () => {
+    const stamped = { ...claim, metadata: { ...claim.metadata, name: 'stamped', uid: 'uid-stamped' } };
+    const raw = async () =>
+      (await json.get<{ items: Array<{ involvedObject: { name: string }; count: number; firstTimestamp: string; lastTimestamp: string }> }>('/api/v1/namespaces/default/events')).items
+        .filter((e) => e.involvedObject.name === 'stamped')
+        .map((e) => [e.count, e.firstTimestamp, e.lastTimestamp]);
+    clock = Date.parse('2026-11-21T12:30:00.750Z');
+    const r = recorder();
+    await r.event(stamped, 'Normal', 'Stamped', 'stamped');
+    assert.deepEqual(await raw(), [[1, '2026-11-21T12:30:00Z', '2026-11-21T12:30:00Z']], 'RFC 3339, whole seconds, as sent');
+    kube.faults.inject({ verb: 'patch', resource: 'events', count: 1, status: 415, message: 'the server does not support strategic merge patch here' });
+    clock += 2000;
+    await r.event(stamped, 'Normal', 'Stamped', 'stamped');
+    assert.deepEqual(await raw(), [[2, '2026-11-21T12:30:00Z', '2026-11-21T12:30:02Z']], 'the 415 was answered by a merge patch');
+  });
+
   test('a deleted Event is created again under the same name with the next count', async () => {
     const pv = { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pv-1', uid: 'uid-pv1' } };
     await recorder().event(pv, 'Normal', 'VolumeRecycled', 'recycled');

@@ -235,6 +235,11 @@ describe('AWS SDK clients: each command class builds its middleware chain once',
     assert.equal(chains.built, 3, 'one chain each for Create, Send and Receive');
     assert.equal(chains.calls, 1 + 10 + receives);
     assert.deepEqual({ calls: late.calls, built: late.built }, { calls: receives, built: 1 }, 'the middleware added later is in every Receive');
+    await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'before' })); // the Send chain again, after the change
+    const built = chains.built;
+    await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'with-options' }), { abortSignal: AbortSignal.timeout(10_000) });
+    await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'after' }));
+    assert.equal(chains.built, built + 1, 'the call with options built a chain of its own and kept chains stayed (the SDK alone would drop them)');
     assert.throws(() => withCachedHandlers(new SQSClient({ region: LOCAL_REGION })), /cacheMiddleware: true/);
     sqs.destroy();
   });
