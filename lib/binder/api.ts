@@ -9,15 +9,12 @@
  * const pv = await api.write({ action: 'write', verb: 'update', kind: 'PersistentVolume', object, chained: false, purpose: 'bindVolumeToClaim' });
  */
 import { isNotFound } from '../kube/errors.ts';
-import type { KubeJsonApi } from '../kube/json-api.ts';
+import { claimPath, volumePath, type KubeJsonApi } from '../kube/json-api.ts';
 import { untrimmedForWrite } from '../state/cache.ts';
 import type { BinderWrite, PersistentVolume, PersistentVolumeClaim, Pod } from './types.ts';
 
 /** Pods with no node that have not finished: `spec.nodeName=,status.phase!=Succeeded,status.phase!=Failed`. */
 export const UNSCHEDULED_LIVE_PODS = 'spec.nodeName=,status.phase!=Succeeded,status.phase!=Failed';
-const volumePath = (name: string) => `/api/v1/persistentvolumes/${encodeURIComponent(name)}`;
-const claimPath = (namespace: string, name: string) =>
-  `/api/v1/namespaces/${encodeURIComponent(namespace)}/persistentvolumeclaims/${encodeURIComponent(name)}`;
 
 export class BinderApi {
   readonly #json: KubeJsonApi;

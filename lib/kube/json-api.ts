@@ -24,6 +24,11 @@
  */
 import { ApiException, HttpMethod, type Configuration, type RequestContext, type ResponseContext } from '@kubernetes/client-node';
 
+/** The path of a PersistentVolume. */
+export const volumePath = (name: string): string => `/api/v1/persistentvolumes/${encodeURIComponent(name)}`;
+/** The path of a PersistentVolumeClaim. */
+export const claimPath = (namespace: string, name: string): string => `/api/v1/namespaces/${encodeURIComponent(namespace)}/persistentvolumeclaims/${encodeURIComponent(name)}`;
+
 export class KubeJsonApi {
   /** What every request is built and sent with (read at each request, as the generated clients read theirs). */
   readonly configuration: Configuration;

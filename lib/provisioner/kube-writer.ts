@@ -12,15 +12,13 @@
  * await writer.createVolume(pv);
  */
 import { isAlreadyExists, isNotFound, statusBody, statusCode } from '../kube/errors.ts';
-import type { KubeJsonApi } from '../kube/json-api.ts';
+import { claimPath, volumePath, type KubeJsonApi } from '../kube/json-api.ts';
 import { untrimmedForWrite, type CacheableObject, type ObjectCache } from '../state/cache.ts';
 import type { PersistentVolume, PersistentVolumeClaim } from '../kube/objects.ts';
 import type { PersistentVolumeCreator } from './store.ts';
 import { VolumeGoneError, type VolumeWriter } from './sync-volume.ts';
 
 const MERGE_PATCH = 'application/merge-patch+json';
-const volumePath = (name: string): string => `/api/v1/persistentvolumes/${encodeURIComponent(name)}`;
-const claimPath = (namespace: string, name: string): string => `/api/v1/namespaces/${encodeURIComponent(namespace)}/persistentvolumeclaims/${encodeURIComponent(name)}`;
 
 /**
  * A failed API call, with client-go's error text: the Status `message` (client-node's own message
