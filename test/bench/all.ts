@@ -13,12 +13,12 @@
  *
  * | bench | npm script | what |
  * |---|---|---|
- * | binder | `bench:binder` | static binds: one alone, 100 at once (budget 400/600), 100 and 1,000 at KCM's budget (20/30) |
- * | provisioner | `bench:provisioner` | default-class claims provisioned and bound: one alone, 100 at once, their deletion, 100 at KCM's budget |
+ * | binder | `bench:binder` | static binds: one alone, 100 at once (budget 400/600) and 100 more on the warm stack, 100 and 1,000 at KCM's budget (20/30) |
+ * | provisioner | `bench:provisioner` | default-class claims provisioned and bound: one alone, 100 at once, 100 more warm, the first 100's deletion, 100 at KCM's budget |
  * | scale | `bench:scale` | 10,000 existing volumes, 1,000 claims at once; emulator peak request rate; forwarder memory |
  * | pipeline | `bench:pipeline` | one pipeline hop (API write → reconcile start) |
- * | shared-volume | `bench:shared-volume` | volumes attached as shared → endpoint published: one alone, 100 at once, 100 at KCM's budget; steady-state polls and their cost |
- * | label-sync | `bench:label-sync` | node label changes → storage node: one alone, 100 at once, 100 at KCM's budget; a resync with nothing to do |
+ * | shared-volume | `bench:shared-volume` | volumes attached as shared → endpoint published: one alone, 100 at once, 100 more warm, 100 at KCM's budget; steady-state polls and their cost |
+ * | label-sync | `bench:label-sync` | node label changes → storage node: one alone, 100 at once, 100 more warm, 100 at KCM's budget; a resync with nothing to do |
  * | kube-api | `bench:kube-api` | the API emulator itself |
  * | aws-sdk | `bench:aws-sdk` | CPU per AWS SDK call: the SDK's default client, claimflow's, the SDK without transport |
  */

@@ -10,7 +10,8 @@
  *    budget `BENCH_QPS`/`BENCH_BURST` (default 400/600): latency p50/p99, binds per second (first create →
  *    last Bound), and per bind: API reads and writes (by verb and resource, events included), messages,
  *    DynamoDB requests and capacity units (the functions' and the forwarder's), SQS/SNS/Lambda counts and
- *    the cost per 1,000 binds (test/bench/prices.ts).
+ *    the cost per 1,000 binds (test/bench/prices.ts). `warmBurst`: the same burst again on the now warm
+ *    stack (`BENCH_WARM_BURST`, support/harness.ts).
  * 3. `kcmBudget`: the same burst on a fresh stack at kube-controller-manager's default budget (20 QPS,
  *    burst 30) for each size in `BENCH_BUDGET_SIZES` (default 100,1000): the most API requests the functions
  *    sent in any one second (must stay ≤ QPS + burst) and throughput ÷ (QPS ÷ API requests per bind), which
@@ -43,7 +44,7 @@ import { ApiBudget, KCM_CLIENT_DEFAULTS } from '../../lib/state/bucket.ts';
 import { BinderApi } from '../../lib/binder/api.ts';
 import { COMPONENT } from '../../lib/binder/constants.ts';
 import { reconcileBinder, type BinderDeps } from '../../lib/binder/controller.ts';
-import { BenchStack, claimOperation, emitControllerReport, envNumber, envSizes, percentile, progress, round, runBurst, runSingles, startBenchDynalite } from './support/harness.ts';
+import { BenchStack, claimOperation, emitControllerReport, envNumber, envSizes, percentile, progress, round, runBurst, runSingles, startBenchDynalite, warmBurstNames } from './support/harness.ts';
 import { Tally, meterDynamo } from './support/meter.ts';
 
 const SINGLES = envNumber('BENCH_SINGLES', 5);
@@ -82,16 +83,18 @@ async function startBench(budget: { qps: number; burst: number }, volumes: numbe
   }
 }
 
-async function atTargetBudget(): Promise<{ single?: Record<string, unknown>; burst?: Record<string, unknown> }> {
+async function atTargetBudget(): Promise<{ single?: Record<string, unknown>; burst?: Record<string, unknown>; warmBurst?: Record<string, unknown> }> {
   if (SINGLES + CLAIMS === 0) return {};
   progress(`binder: ${SINGLES} single binds, then ${CLAIMS} claims ${CONCURRENCY} at a time; budget ${BUDGET.qps} QPS / burst ${BUDGET.burst}`);
-  const bench = await startBench(BUDGET, SINGLES + CLAIMS);
+  const names = Array.from({ length: CLAIMS }, (_, i) => `claim-${i}`);
+  const again = warmBurstNames(names);
+  const bench = await startBench(BUDGET, SINGLES + names.length + again.length);
   try {
     const singles = Array.from({ length: SINGLES }, (_, i) => `single-${i}`);
     const single = SINGLES > 0 ? await runSingles(bench, singles, claimOperation(bench, (_, i) => claimSpec(i))) : undefined;
-    const names = Array.from({ length: CLAIMS }, (_, i) => `claim-${i}`);
     const burst = CLAIMS > 0 ? await runBurst(bench, names, claimOperation(bench, (_, i) => claimSpec(SINGLES + i)), { concurrency: CONCURRENCY, timeoutMs: 600_000 }) : undefined;
-    return { single, burst };
+    const warmBurst = again.length > 0 ? await runBurst(bench, again, claimOperation(bench, (_, i) => claimSpec(SINGLES + CLAIMS + i)), { concurrency: CONCURRENCY, timeoutMs: 600_000 }) : undefined;
+    return { single, burst, warmBurst };
   } finally {
     await bench.stop();
   }
@@ -188,7 +191,7 @@ async function scaling(): Promise<Record<string, unknown>> {
 }
 
 const started = Date.now();
-const { single, burst } = await atTargetBudget();
+const { single, burst, warmBurst } = await atTargetBudget();
 const kcmBudget: Record<string, unknown>[] = [];
 for (const size of BUDGET_SIZES) kcmBudget.push(await atKcmBudget(size));
 emitControllerReport({
@@ -197,6 +200,7 @@ emitControllerReport({
   budget: BUDGET,
   single,
   burst,
+  warmBurst,
   kcmBudget,
   scaling: SCALE_CLAIMS > 0 ? await scaling() : undefined,
 }, started);

@@ -14,6 +14,7 @@
  *    `BENCH_QPS`/`BENCH_BURST` (default 400/600). Both report what the binder and provisioner benches do:
  *    latency p50/p99, volumes per second, API reads and writes, messages, DynamoDB requests and units, the
  *    cost per 1,000 volumes, the control-plane calls per volume.
+ *    `warmBurst`: the same burst again on the now warm stack (`BENCH_WARM_BURST`, support/harness.ts).
  * 3. `kcmBudget`: the same burst on a fresh stack at kube-controller-manager's default budget (20 QPS, burst
  *    30) for each size in `BENCH_BUDGET_SIZES` (default 100).
  * 4. Steady state (on the first stack, after the burst): one poll iteration with a fresh cache in a new
@@ -46,7 +47,7 @@ import { StorageOSClient } from '../../lib/storage/storageos/client.ts';
 import type { KubeObject } from '../../infra/local/kube-api/types.ts';
 import { STORAGE_API_CREDENTIALS } from '../../infra/local/stack/stack.ts';
 import { PRICES } from './prices.ts';
-import { BenchStack, emitControllerReport, envNumber, envSizes, PollingTracker, progress, round, runBurst, runSingles, type BenchOperation } from './support/harness.ts';
+import { BenchStack, emitControllerReport, envNumber, envSizes, PollingTracker, progress, round, runBurst, runSingles, warmBurstNames, type BenchOperation } from './support/harness.ts';
 
 const SINGLES = envNumber('BENCH_SINGLES', 5);
 const VOLUMES = envNumber('BENCH_VOLUMES', 100);
@@ -241,17 +242,19 @@ async function steadyState(bench: BenchStack, published: number): Promise<Record
   };
 }
 
-async function atTargetBudget(): Promise<{ single?: Record<string, unknown>; burst?: Record<string, unknown>; steadyState?: Record<string, unknown> }> {
+async function atTargetBudget(): Promise<{ single?: Record<string, unknown>; burst?: Record<string, unknown>; warmBurst?: Record<string, unknown>; steadyState?: Record<string, unknown> }> {
   if (SINGLES + VOLUMES === 0) return {};
   progress(`shared-volume: ${SINGLES} single volumes, then ${VOLUMES} volumes ${CONCURRENCY} at a time; budget ${BUDGET.qps} QPS / burst ${BUDGET.burst}`);
   const singles = Array.from({ length: SINGLES }, (_, i) => `single-${i}`);
   const names = Array.from({ length: VOLUMES }, (_, i) => `shared-${i}`);
-  const { bench, op } = await startBench(BUDGET, [...singles, ...names]);
+  const again = warmBurstNames(names);
+  const { bench, op } = await startBench(BUDGET, [...singles, ...names, ...again]);
   try {
     const single = SINGLES > 0 ? await runSingles(bench, singles, op) : undefined;
     const burst = VOLUMES > 0 ? await runBurst(bench, names, op, { concurrency: CONCURRENCY, timeoutMs: 600_000 }) : undefined;
+    const warmBurst = again.length > 0 ? await runBurst(bench, again, op, { concurrency: CONCURRENCY, timeoutMs: 600_000 }) : undefined;
     progress('shared-volume: steady-state polls');
-    return { single, burst, steadyState: await steadyState(bench, SINGLES + VOLUMES) };
+    return { single, burst, warmBurst, steadyState: await steadyState(bench, SINGLES + VOLUMES + again.length) };
   } finally {
     await bench.stop();
   }
@@ -270,7 +273,7 @@ async function atKcmBudget(volumes: number): Promise<Record<string, unknown>> {
 }
 
 const started = Date.now();
-const { single, burst, steadyState: steady } = await atTargetBudget();
+const { single, burst, warmBurst, steadyState: steady } = await atTargetBudget();
 const kcmBudget: Record<string, unknown>[] = [];
 for (const size of BUDGET_SIZES) kcmBudget.push(await atKcmBudget(size));
 emitControllerReport({
@@ -279,6 +282,7 @@ emitControllerReport({
   budget: BUDGET,
   single,
   burst,
+  warmBurst,
   kcmBudget,
   steadyState: steady,
 }, started);

@@ -105,6 +105,21 @@ export const AWS_MODE: AwsMode = modeFromEnv<AwsMode>('BENCH_AWS', ['process', '
 export type FunctionsMode = 'thread' | 'inline';
 export const FUNCTIONS_MODE: FunctionsMode = modeFromEnv<FunctionsMode>('BENCH_FUNCTIONS', ['thread', 'inline']);
 
+/**
+ * `BENCH_WARM_BURST` (default 1; 0 skips): after the burst, the same burst again on the same stack, new
+ * names (`again-<name>`), reported as `warmBurst`. The first burst after a start also pays for the start:
+ * V8 compiles the hot code of the emulator, the AWS stand-ins, the forwarder and the function containers
+ * while it runs. A cluster's API server and AWS are long warm, the forwarder runs for weeks, and a Lambda
+ * container serves many batches, so the second burst is what a running system sees; the first stays the
+ * figure compared with earlier runs.
+ */
+export const WARM_BURST = envNumber('BENCH_WARM_BURST', 1) > 0;
+
+/** The warm burst's names (see {@link WARM_BURST}); none when it is off. */
+export function warmBurstNames(names: readonly string[]): string[] {
+  return WARM_BURST ? names.map((name) => `again-${name}`) : [];
+}
+
 /** The forwarder's own-write hold, ms (`BENCH_OWN_WRITE_HOLD`, a duration; default: the forwarder's). */
 export const OWN_WRITE_HOLD_MS: number = process.env.BENCH_OWN_WRITE_HOLD ? parseDuration(process.env.BENCH_OWN_WRITE_HOLD) : DEFAULT_OWN_WRITE_HOLD_MS;
 

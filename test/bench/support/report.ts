@@ -10,6 +10,8 @@ export interface ControllerReport {
   /** Absent when skipped (`BENCH_SINGLES=0`, `BENCH_CLAIMS=0`). */
   single?: Record<string, unknown>;
   burst?: Record<string, unknown>;
+  /** The same burst again on the warm stack (harness.ts `WARM_BURST`). */
+  warmBurst?: Record<string, unknown>;
   kcmBudget: Record<string, unknown>[];
   [more: string]: unknown;
 }
@@ -44,7 +46,7 @@ export function controllerRows(report: ControllerReport): string[][] {
       r.cpu ? `${fmt(r.cpu.msPerOp?.total, 1)} (${fmt(r.cpu.ceilingOpsPerSecond, 0)})` : '–',
     ];
   };
-  const rows = [row('one alone', report.single, 'median'), row(`burst @${report.budget.qps} QPS`, report.burst, 'p50')];
+  const rows = [row('one alone', report.single, 'median'), row(`burst @${report.budget.qps} QPS`, report.burst, 'p50'), row(`burst again, warm`, report.warmBurst, 'p50')];
   for (const k of report.kcmBudget) rows.push(row(`KCM budget, ${k.claims}`, k, 'p50'));
   return rows.filter((r) => r.length > 0);
 }
