@@ -34,6 +34,8 @@ interface Figures {
   bucketWrites: BucketWrite[];
   /** The thread's event loop since it started: ms active and idle (`performance.eventLoopUtilization()`). */
   eventLoop: { active: number; idle: number };
+  /** The thread's own CPU time since it started, ms user + system (`process.threadCpuUsage()`). */
+  cpuMs: number;
 }
 
 type ToThread = { type: 'invoke'; id: number; fn: FunctionName; event: SQSEvent; deadline: number } | { type: 'collect'; id: number } | { type: 'stop'; id: number };
@@ -89,6 +91,8 @@ export class FunctionThread {
   #exited: Error | undefined;
   /** The thread's event loop since it started, as last reported: ms active and idle. */
   eventLoop = { active: 0, idle: 0 };
+  /** The thread's own CPU time since it started, as last reported, ms. */
+  cpuMs = 0;
 
   private constructor(worker: Worker, functions: RemoteFunctionSpec[], sinks: FunctionThread['sinks']) {
     this.#worker = worker;
@@ -157,6 +161,7 @@ export class FunctionThread {
   #absorb(figures: Figures): void {
     const shift = figures.origin - performance.timeOrigin;
     this.eventLoop = figures.eventLoop;
+    this.cpuMs = figures.cpuMs;
     for (const pool of this.pools) {
       const tally = figures.tallies[pool.name];
       if (!tally) continue;
@@ -196,6 +201,7 @@ async function serve(functions: RemoteFunctionSpec[]): Promise<void> {
       deliveries: deliveries.slice(shipped.deliveries),
       bucketWrites: bucketWrites.slice(shipped.bucketWrites),
       eventLoop: (({ active, idle }) => ({ active, idle }))(performance.eventLoopUtilization()),
+      cpuMs: threadCpuMs(),
     };
     shipped.requests = log.requests.length;
     shipped.deliveries = deliveries.length;
@@ -230,3 +236,9 @@ async function serve(functions: RemoteFunctionSpec[]): Promise<void> {
 }
 
 if (!isMainThread && (workerData as { functions?: unknown } | undefined)?.functions) await serve((workerData as { functions: RemoteFunctionSpec[] }).functions);
+
+/** This thread's CPU time, ms user + system. */
+export function threadCpuMs(): number {
+  const { user, system } = process.threadCpuUsage();
+  return (user + system) / 1000;
+}

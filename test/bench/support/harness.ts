@@ -44,7 +44,7 @@ import { startTestStack, type Stack } from '../../support/stack.ts';
 import type { StoreEvent } from '../../../infra/local/kube-api/types.ts';
 import { costPer, PRICES, type CostCounts } from '../prices.ts';
 import { containerBuilder, QUEUE_OF, type ContainerSpec, type Delivery, FunctionPool, type FunctionName, type PoolView } from './containers.ts';
-import { FunctionThread, type RemoteFunctionSpec } from './function-thread.ts';
+import { FunctionThread, threadCpuMs, type RemoteFunctionSpec } from './function-thread.ts';
 import { byVerbAndResource, KubeRequestLog, type BucketWrite, maxInWindow, meterDynamo, meterSns, meterSqs, queueName, READ_VERBS, sum, Tally } from './meter.ts';
 import { makeBudgetedApiClient } from '../../../lib/kube/client.ts';
 import { printTable, type ControllerReport } from './report.ts';
@@ -172,8 +172,11 @@ export interface Snapshot {
   storage: number;
   /** Messages waiting in subscribed queues no function of this bench consumes. */
   unconsumedDepth: Record<string, number>;
-  /** CPU time (ms, user + system) of this process and of the AWS stand-ins' process (when it runs apart). */
-  cpuMs: { bench: number; awsStandIns?: number };
+  /**
+   * CPU time (ms, user + system) of this process, of its main thread and of the functions' thread (when
+   * they run there), and of the AWS stand-ins' process (when it runs apart).
+   */
+  cpuMs: { bench: number; mainThread: number; functionsThread?: number; awsStandIns?: number };
   /** Event-loop time (ms active, idle) of the main thread and of the functions' thread (when they run there). */
   eventLoop: { main: { active: number; idle: number }; functions?: { active: number; idle: number } };
 }
@@ -478,8 +481,14 @@ export class BenchStack {
 
   async #cpuMs(): Promise<Snapshot['cpuMs']> {
     const own = process.cpuUsage();
+    const mainThread = threadCpuMs();
     const awsStandIns = this.stack.awsStandInsPid === undefined ? undefined : await processCpuMs(this.stack.awsStandInsPid);
-    return { bench: (own.user + own.system) / 1000, ...(awsStandIns !== undefined ? { awsStandIns } : {}) };
+    return {
+      bench: (own.user + own.system) / 1000,
+      mainThread,
+      ...(this.functionThread ? { functionsThread: this.functionThread.cpuMs } : {}),
+      ...(awsStandIns !== undefined ? { awsStandIns } : {}),
+    };
   }
 
   /**
@@ -533,8 +542,19 @@ function cpuFigures(before: Snapshot, after: Snapshot, n: number): Record<string
     return all > 0 ? round(active / all, 3) : undefined;
   };
   const functionsThread = busy(before.eventLoop.functions, after.eventLoop.functions);
+  const mainThread = after.cpuMs.mainThread - before.cpuMs.mainThread;
+  const functions = after.cpuMs.functionsThread !== undefined && before.cpuMs.functionsThread !== undefined ? after.cpuMs.functionsThread - before.cpuMs.functionsThread : undefined;
   return {
     msPerOp: { thisProcess: round(own / n, 1), ...(aws !== undefined ? { awsStandIns: round(aws / n, 1) } : {}), total: round(total / n, 1) },
+    // Where this process's share ran: the main thread (the API emulator, the forwarder, the bench; the
+    // functions too with BENCH_FUNCTIONS=inline, the stand-ins with BENCH_AWS=embedded), the functions'
+    // thread (their containers and the local SQS poller that feeds them), and the rest: V8's compiler and
+    // garbage-collector helper threads, libuv's pool.
+    msPerOpByThread: {
+      mainThread: round(mainThread / n, 1),
+      ...(functions !== undefined ? { functionsThread: round(functions / n, 1) } : {}),
+      otherThreads: round((own - mainThread - (functions ?? 0)) / n, 1),
+    },
     // Share of the run each event loop was busy: one near 1 is the bench's limit, whatever the cores say.
     eventLoopBusy: { mainThread: busy(before.eventLoop.main, after.eventLoop.main), ...(functionsThread !== undefined ? { functionsThread } : {}) },
     cores,

@@ -44,6 +44,9 @@ export function controllerRows(report: ControllerReport): string[][] {
       budget ? `${budget.maxRequestsInOneSecond}${budget.emulatorMaxWritesAppliedInOneSecond !== undefined ? ` (emulator ${budget.emulatorMaxWritesAppliedInOneSecond})` : ''} / ${budget.limitQpsPlusBurst}` : '–',
       budget ? fmt(budget.throughputToCeiling, 3) : '–',
       r.cpu ? `${fmt(r.cpu.msPerOp?.total, 1)} (${fmt(r.cpu.ceilingOpsPerSecond, 0)})` : '–',
+      r.cpu?.msPerOpByThread
+        ? `${fmt(r.cpu.msPerOpByThread.functionsThread, 1)} / ${fmt(r.cpu.msPerOpByThread.mainThread, 1)} / ${fmt(r.cpu.msPerOpByThread.otherThreads, 1)} / ${fmt(r.cpu.msPerOp?.awsStandIns, 1)}`
+        : '–',
     ];
   };
   const rows = [row('one alone', report.single, 'median'), row(`burst @${report.budget.qps} QPS`, report.burst, 'p50'), row(`burst again, warm`, report.warmBurst, 'p50')];
@@ -65,6 +68,7 @@ export const CONTROLLER_HEADER = [
   'max API req in 1 s / QPS+burst',
   'ops/s ÷ ceiling',
   'CPU ms/op (ops/s the cores allow)',
+  'CPU ms/op: functions / emulator+forwarder / V8 helpers / AWS stand-ins',
 ];
 
 /** A plain text table. */
