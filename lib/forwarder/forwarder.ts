@@ -16,6 +16,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { SNSClient } from '@aws-sdk/client-sns';
 import { ObjectCache } from '../state/cache.ts';
 import { indexAttributes } from '../kube/cache-index.ts';
+import { SOURCE_INDEXED_KIND } from '../state/indexes.ts';
 import { DEFAULT_BOOKMARK_INTERVAL_MS, DEFAULT_OWN_WRITE_HOLD_MS } from './config.ts';
 import { CacheProbe } from './cache-probe.ts';
 import { createEventReview } from './review.ts';
@@ -113,8 +114,11 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
 
   let heartbeat: Heartbeat | undefined;
   const onProgress = async (progress: Progress) => {
-    if (progress.listComplete) await sync.markListComplete(options.cluster, progress.kind, progress.rv);
-    else await sync.saveBookmark(options.cluster, progress.kind, progress.rv);
+    // This forwarder writes every attachment's source entry before its entry (and relisted when the record
+    // did not vouch for them), so its bookmarks vouch for them.
+    const sourced = { sourcesIndexed: progress.kind === SOURCE_INDEXED_KIND };
+    if (progress.listComplete) await sync.markListComplete(options.cluster, progress.kind, progress.rv, sourced);
+    else await sync.saveBookmark(options.cluster, progress.kind, progress.rv, sourced);
     heartbeat?.progress(progress.kind, progress.rv);
   };
   const newHeartbeat = (): Heartbeat | undefined =>

@@ -33,6 +33,7 @@
  * await reflector.stop();
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
+import { SOURCE_INDEXED_KIND } from '../state/indexes.ts';
 import { ObjectTooLargeError, cacheKey, parseResourceVersion, type CacheWriteResult, type ObjectCache } from '../state/cache.ts';
 import type { SyncMarkers } from '../state/sync.ts';
 import type { CacheProbe } from './cache-probe.ts';
@@ -129,8 +130,10 @@ export class Reflector {
           const state = await this.#o.sync.getSync(cluster, resource.kind);
           const bookmark = state?.rv ? parseResourceVersion(state.rv) : 0;
           // A cache whose partition lists were never completed (written before they existed) is
-          // relisted once, so that readers can trust them.
-          if (state?.listComplete && state.rv && !this.#synced && (await this.#o.cache.partitionsComplete(cluster, resource.kind))) {
+          // relisted once, so that readers can trust them; so are attachments whose source entries the
+          // record does not vouch for (written before them, or by an older forwarder since: sync.ts).
+          const sourced = resource.kind !== SOURCE_INDEXED_KIND || state?.sourcesIndexed === true;
+          if (state?.listComplete && state.rv && sourced && !this.#synced && (await this.#o.cache.partitionsComplete(cluster, resource.kind))) {
             rv = state.rv;
             this.#synced = true;
             logger.info('resuming watch from bookmark', { kind: resource.kind, resourceVersion: rv });
@@ -247,8 +250,10 @@ export class Reflector {
       const before = cached.get(key);
       cached.delete(key);
       metrics.eventsSeen.inc({ kind: resource.kind, type: 'SYNC' });
-      // Same resourceVersion as cached: skip, unless it is newer than the bookmark (it may have been
-      // cached but not yet published when a previous forwarder stopped).
+      // Same resourceVersion as cached: not written again (an attachment's source entry is: it may predate
+      // them), and skipped unless it is newer than the bookmark (it may have been cached but not yet
+      // published when a previous forwarder stopped).
+      if (before?.rv === rv) await cache.putSourceEntry(cluster, resource.kind, object);
       if (before?.rv === rv && rv <= bookmark) continue;
       const result = before?.rv === rv ? 'unchanged' : await this.#write(() => cache.put(cluster, resource.kind, object), object);
       if (result === 'stale') continue;

@@ -9,12 +9,13 @@
  * just before `Provisioner.delete`; the lister is the DynamoDB object cache the forwarder fills.
  *
  * @example
- * const attachments = await new CachedVolumeAttachments(cache, 'c1').list(pv.metadata.name);
+ * const attachments = await new CachedVolumeAttachments(cache, 'c1', new SyncMarkers(doc, tables.control)).list(pv.metadata.name);
  * const blocked = canDeleteVolume(pv, attachments); // VolumeAttachedError | undefined
  * if (blocked) throw blocked;
  */
-import type { ObjectCache } from '../state/cache.ts';
-import { ATTACHMENT_SOURCE } from '../state/indexes.ts';
+import { ObjectCache } from '../state/cache.ts';
+import { ATTACHMENT_SOURCE, SOURCE_INDEXED_KIND } from '../state/indexes.ts';
+import type { SyncMarkers } from '../state/sync.ts';
 import type { ObjectMeta, PersistentVolume } from '../kube/objects.ts';
 
 /** `storage.k8s.io/v1` VolumeAttachment, the fields the provisioner reads (its spec is immutable). */
@@ -90,27 +91,59 @@ export function detachedVolumeName(
   return attachedVolumeName((entry?.object ?? lastSeen) as VolumeAttachment | undefined);
 }
 
+/** BatchGetItem's limit of keys per request. */
+const MAX_KEYS = 100;
+
 /**
- * The VolumeAttachments of `cluster` in the DynamoDB object cache: one paginated, strongly consistent Query
- * of the kind. Given a PV's name, the Query filters on the attachments' source (`vaSource`, see
- * lib/state/indexes.ts), so a deletion receives the few that name its volume, not every attachment of the
- * cluster; an attachment cached before that attribute existed is always returned.
+ * The VolumeAttachments of `cluster` in the DynamoDB object cache. Given a PV's name, its attachments are
+ * found through their source entries (lib/state/schema.ts): one strongly consistent Query of that PV's
+ * range, read together with the VolumeAttachment sync record that says whether every cached attachment
+ * has one, then one consistent BatchGetItem of the attachments named there (none when there are none).
+ * What is read and charged follows the PV's own attachments, not the cluster's. An entry that is a
+ * tombstone (its source entry outlived it) or absent does not count, as a read of the kind would not
+ * see it. Without `sync`, or while the record does not vouch for the source entries (before the
+ * forwarder's first LIST with them, or after an older forwarder wrote since), one paginated, strongly
+ * consistent Query of the kind filtered on the attachments' source (`vaSource`, lib/state/indexes.ts)
+ * answers, as before source entries; an attachment cached before that attribute existed is always
+ * returned. Without a PV's name: every attachment of the cluster.
  */
 export class CachedVolumeAttachments implements VolumeAttachmentLister {
   readonly #cache: ObjectCache;
   readonly #cluster: string;
+  readonly #sync: SyncMarkers | undefined;
 
-  constructor(cache: ObjectCache, cluster: string) {
+  constructor(cache: ObjectCache, cluster: string, sync?: SyncMarkers) {
     this.#cache = cache;
     this.#cluster = cluster;
+    this.#sync = sync;
   }
 
   async list(volumeName?: string): Promise<VolumeAttachment[]> {
+    if (volumeName && this.#sync) {
+      const [state, names] = await Promise.all([this.#sync.getSync(this.#cluster, SOURCE_INDEXED_KIND), this.#cache.attachmentsNaming(this.#cluster, volumeName)]);
+      if (state?.sourcesIndexed) return this.#named(names);
+    }
     const entries = volumeName
       ? this.#cache.listWhere(this.#cluster, 'VolumeAttachment', ATTACHMENT_SOURCE, volumeName)
       : this.#cache.list(this.#cluster, 'VolumeAttachment');
     const out: VolumeAttachment[] = [];
     for await (const entry of entries) out.push(entry.object as VolumeAttachment);
+    return out;
+  }
+
+  /** The live cached attachments of these names, in the order given. */
+  async #named(names: readonly string[]): Promise<VolumeAttachment[]> {
+    const out: VolumeAttachment[] = [];
+    for (let i = 0; i < names.length; i += MAX_KEYS) {
+      const refs = names.slice(i, i + MAX_KEYS).map((key) => ({ kind: 'VolumeAttachment', key }));
+      const { entries, unread } = await this.#cache.getMany(this.#cluster, refs);
+      // An attachment left unread may hold the volume: no answer is better than a wrong one.
+      if (unread.size > 0) throw new Error(`${unread.size} VolumeAttachment cache entries left unread (throttled)`);
+      for (const ref of refs) {
+        const entry = entries.get(ObjectCache.refId(ref.kind, ref.key));
+        if (entry && !entry.deleted) out.push(entry.object as VolumeAttachment);
+      }
+    }
     return out;
   }
 }

@@ -22,6 +22,7 @@ import type { RuntimeContext, SqsHandlerOptions } from '../runtime/handler.ts';
 import type { Controller, ReconcileRequest, ReconcileResult } from '../runtime/reconcile.ts';
 import type { Lease } from '../state/lease.ts';
 import { ObjectCache } from '../state/cache.ts';
+import { SyncMarkers } from '../state/sync.ts';
 import { indexAttributes } from '../kube/cache-index.ts';
 import { KubeJsonApi } from '../kube/json-api.ts';
 import {
@@ -232,7 +233,7 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
     const pv = entry && !entry.deleted ? (entry.object as PersistentVolume) : undefined;
     if (!pv) return;
     const writer = new KubeWriter(await ctx.kube.api(cluster, KubeJsonApi), cache, cluster);
-    const attachments = new CachedVolumeAttachments(cache, cluster);
+    const attachments = new CachedVolumeAttachments(cache, cluster, new SyncMarkers(ctx.doc, ctx.tables.control));
     const signal = timeoutSignal(options.deletionTimeoutMs);
     const outcome = await syncVolume({ config, provisioner, writer, attachments, clock, ...(signal ? { signal } : {}) }, pv);
     await report(ctx, { volume: pv }, outcome.events, outcome.metrics);
@@ -259,7 +260,7 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
     if (!pvEntry || pvEntry.deleted) return;
     const pv = pvEntry.object as PersistentVolume;
     if (!planVolumeSync(config, provisioner, { signal: new AbortController().signal }, pv).delete) return;
-    if (canDeleteVolume(pv, await new CachedVolumeAttachments(cache, cluster).list(pvName))) return;
+    if (canDeleteVolume(pv, await new CachedVolumeAttachments(cache, cluster, new SyncMarkers(ctx.doc, ctx.tables.control)).list(pvName))) return;
     const target = volumeRequeuer();
     if (!target) {
       ctx.logger.warn('attachment gone but no provisioner queue to requeue its volume; the volume’s backoff retries it', { pv: pvName });

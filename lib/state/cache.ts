@@ -20,10 +20,10 @@
  * await cache.put('c1', 'PersistentVolume', pv);           // 'unchanged'
  * const hit = await cache.get('c1', 'PersistentVolume', 'pv-1'); // { object, rv, uid, deleted: false }
  */
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { batchGetItems, type DocumentClient } from './client.ts';
-import { CACHE_INDEX_KEYS, REGISTERED_INDEXES, type CacheIndexName, type CacheIndexer, type FilterAttribute } from './indexes.ts';
-import { cachePk, partitionsKey } from './schema.ts';
+import { ATTACHMENT_SOURCE, CACHE_INDEX_KEYS, NO_ATTACHMENT_SOURCE, REGISTERED_INDEXES, SOURCE_INDEXED_KIND, type CacheIndexName, type CacheIndexer, type FilterAttribute } from './indexes.ts';
+import { cachePk, partitionsKey, sourceEntriesPk, sourceEntrySk } from './schema.ts';
 
 /** A Kubernetes object as JSON. */
 export type CacheableObject = {
@@ -361,14 +361,67 @@ export class ObjectCache {
     if (!this.#indexer) throw new MissingIndexerError(this.table);
     const rv = parseResourceVersion(object.metadata?.resourceVersion);
     const stored = stripManagedFields(object);
+    const indexed = this.#indexer(cluster, kind, stored);
+    // Before the entry: a live entry without its source entry would be missed by the delete guard.
+    await this.#putSourceEntry(cluster, kind, cacheKey(object), rv, indexed);
     return this.#write(cluster, kind, cacheKey(object), rv, {
       uid: String(object.metadata?.uid ?? ''),
       obj: cachedJson(stored),
       deleted: false,
       ...(options.writer ? { writer: options.writer } : {}),
       ...(options.writer && options.earlier?.length ? { writerRvs: options.earlier.map(parseResourceVersion) } : {}),
-      ...this.#indexer(cluster, kind, stored),
+      ...indexed,
     }, options.classify ?? true, Boolean(options.writer));
+  }
+
+  /**
+   * Writes the source entry of an object of {@link SOURCE_INDEXED_KIND} that names a PV (schema.ts), as
+   * {@link put} does before the entry itself; nothing for other objects. For a LIST whose object is cached
+   * at the same version already (the forwarder skips its put), so that after the LIST every cached
+   * attachment has its source entry.
+   */
+  async putSourceEntry(cluster: string, kind: string, object: CacheableObject): Promise<void> {
+    if (kind !== SOURCE_INDEXED_KIND) return;
+    if (!this.#indexer) throw new MissingIndexerError(this.table);
+    await this.#putSourceEntry(cluster, kind, cacheKey(object), parseResourceVersion(object.metadata?.resourceVersion), this.#indexer(cluster, kind, stripManagedFields(object)));
+  }
+
+  /**
+   * The names of the cached attachments that name PV `volumeName`, from their source entries (one strongly
+   * consistent Query of that PV's range, paginated). A name may belong to an attachment deleted since
+   * (a source entry outlives its tombstone when its removal failed): read the entries themselves. Complete
+   * only while the sync record says so (sync.ts `sourcesIndexed`).
+   */
+  async attachmentsNaming(cluster: string, volumeName: string): Promise<string[]> {
+    const names: string[] = [];
+    for await (const item of this.#query({
+      TableName: this.table,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': sourceEntriesPk(cluster), ':prefix': sourceEntrySk(volumeName, '') },
+      ProjectionExpression: 'sk',
+      ConsistentRead: true,
+    })) {
+      names.push(String(item.sk).slice(volumeName.length + 1));
+    }
+    return names;
+  }
+
+  async #putSourceEntry(cluster: string, kind: string, key: string, rv: number, indexed: Record<string, unknown>): Promise<void> {
+    const source = indexed[ATTACHMENT_SOURCE];
+    if (kind !== SOURCE_INDEXED_KIND || typeof source !== 'string' || !source || source === NO_ATTACHMENT_SOURCE) return;
+    try {
+      await this.#doc.send(
+        new PutCommand({
+          TableName: this.table,
+          Item: { pk: sourceEntriesPk(cluster), sk: sourceEntrySk(source, key), rv },
+          // Forward only, as the entries: an older version's write finds it in place and changes nothing.
+          ConditionExpression: 'attribute_not_exists(pk) OR rv < :rv',
+          ExpressionAttributeValues: { ':rv': rv },
+        }),
+      );
+    } catch (err) {
+      if (!isConditionFailure(err)) throw err;
+    }
   }
 
   /**
@@ -384,7 +437,27 @@ export class ObjectCache {
       deleted: true,
       expiresAt: Math.floor(this.#now() / 1000) + this.#ttl,
     }, true);
+    // After the tombstone, and again when a retried removal finds it in place. Left alone when the entry
+    // moved past this deletion (stale), and when a newer version wrote the source entry since.
+    if (outcome.result !== 'stale' && kind === SOURCE_INDEXED_KIND) await this.#removeSourceEntry(cluster, cacheKey(object), rv, stored);
     return outcome.result;
+  }
+
+  async #removeSourceEntry(cluster: string, key: string, rv: number, object: CacheableObject): Promise<void> {
+    const source = this.#indexer ? this.#indexer(cluster, SOURCE_INDEXED_KIND, object)[ATTACHMENT_SOURCE] : undefined;
+    if (typeof source !== 'string' || !source || source === NO_ATTACHMENT_SOURCE) return;
+    try {
+      await this.#doc.send(
+        new DeleteCommand({
+          TableName: this.table,
+          Key: { pk: sourceEntriesPk(cluster), sk: sourceEntrySk(source, key) },
+          ConditionExpression: 'rv <= :rv',
+          ExpressionAttributeValues: { ':rv': rv },
+        }),
+      );
+    } catch (err) {
+      if (!isConditionFailure(err)) throw err;
+    }
   }
 
   /** Every live object of a kind in key order (tombstones skipped unless asked for), paginated Query. */

@@ -60,6 +60,12 @@ export const ATTACHMENT_SOURCE = 'vaSource';
 /** {@link ATTACHMENT_SOURCE} of an attachment that names no PV ('#' is never part of a PV's name). */
 export const NO_ATTACHMENT_SOURCE = '#none';
 
+/**
+ * The kind whose entries also keep a source entry per PV they name (schema.ts `sourceEntriesPk`): the cache
+ * writes it from {@link ATTACHMENT_SOURCE} before the entry and removes it after the entry's tombstone.
+ */
+export const SOURCE_INDEXED_KIND = 'VolumeAttachment';
+
 /** The filter attributes: the only names {@link ObjectCache.listWhere} takes (a misspelt one would filter nothing). */
 export type FilterAttribute = typeof ATTACHMENT_SOURCE;
 

@@ -17,6 +17,13 @@
  * | `resyncPk` (S) | set only on Pending claims and Released/Failed volumes: index {@link RESYNC_INDEX} |
  * | `vaSource` (S) | VolumeAttachments only: the PV they name (`#none` for an inline volume's); no index, a Query filter (indexes.ts) |
  *
+ * One more item per VolumeAttachment that names a PV (its *source entry*, indexes.ts `SOURCE_INDEXED_KIND`):
+ * pk `<cluster>#VolumeAttachment#bySource`, sk `<PV name>#<attachment name>`, `rv` (N) the attachment version
+ * that wrote it. Written before the attachment's own entry, removed after its tombstone, so a consistent
+ * Query of `begins_with(sk, '<PV name>#')` finds every cached attachment of one PV without reading the
+ * others (the provisioner's delete guard). Trusted only while the VolumeAttachment sync record says every
+ * cached attachment has one (control table, `sourcesRvN`, see sync.ts).
+ *
  * One more item per cluster and registered index (indexes.ts `REGISTERED_INDEXES`): pk `<cluster>#partitions`,
  * sk the index name; `pks` (SS) every hash key an entry was ever written with (added before the entry is
  * written, never removed), `complete` (BOOL) set by the forwarder once a LIST of the index's kind put every
@@ -55,6 +62,13 @@ export function tableNames(env: NodeJS.ProcessEnv = process.env): TableNames {
 }
 
 export const cachePk = (cluster: string, kind: string): string => `${cluster}#${kind}`;
+/**
+ * Partition of the source entries of a cluster's VolumeAttachments (see the table above). Kinds hold no '#',
+ * so no kind's partition shares it.
+ */
+export const sourceEntriesPk = (cluster: string): string => `${cluster}#VolumeAttachment#bySource`;
+/** Sort key of a source entry: the PV, then the attachment ('#' is in no object name). */
+export const sourceEntrySk = (volumeName: string, attachment: string): string => `${volumeName}#${attachment}`;
 /** Key of a cluster's partition list of one registered index (cache table). */
 export const partitionsKey = (cluster: string, index: string): { pk: string; sk: string } => ({ pk: `${cluster}#partitions`, sk: index });
 

@@ -7,6 +7,10 @@
  * - `listComplete` (BOOL): the forwarder's first full LIST of the kind is in the cache. Controllers must not
  *   act on absence ("no matching volume", "object vanished") while it is false: the cache may be half filled.
  * - `listCompletedAt` (S): ISO-8601 time of the last completed LIST.
+ * - `sourcesRvN` (N), VolumeAttachments only: the bookmark (`rvN`) as a forwarder that keeps the attachments'
+ *   source entries (schema.ts) last saved it. Equal to `rvN` (`sourcesIndexed`) means every cached attachment
+ *   has its source entry, so a PV's attachments can be read from them. A forwarder from before source entries
+ *   moves `rvN` alone: from then on they are not trusted, until a LIST writes them all again.
  *
  * @example
  * const sync = new SyncMarkers(doc, 'claimflow-control');
@@ -25,6 +29,13 @@ export interface SyncState {
   listComplete: boolean;
   /** ISO-8601, set when a LIST completed. */
   listCompletedAt?: string;
+  /** `sourcesRvN` equals the bookmark: every cached entry of the kind has its source entry (see above). */
+  sourcesIndexed: boolean;
+}
+
+/** Writes of the record by a forwarder that keeps the kind's source entries (schema.ts). */
+export interface SyncWriteOptions {
+  sourcesIndexed?: boolean;
 }
 
 /** Reads and writes `sync#<cluster>#<Kind>` records in the control table. */
@@ -49,7 +60,18 @@ export class SyncMarkers {
       rv: typeof out.Item.rv === 'string' ? out.Item.rv : '',
       listComplete: out.Item.listComplete === true,
       ...(typeof out.Item.listCompletedAt === 'string' ? { listCompletedAt: out.Item.listCompletedAt } : {}),
+      sourcesIndexed: SyncMarkers.sourcesIndexed(out.Item),
     };
+  }
+
+  /** The key of the record (for reads batched with others). */
+  static key(cluster: string, kind: string): { pk: string } {
+    return { pk: syncPk(cluster, kind) };
+  }
+
+  /** Whether a record read elsewhere says every cached entry has its source entry (see {@link SyncState}). */
+  static sourcesIndexed(item: Record<string, unknown> | undefined): boolean {
+    return typeof item?.sourcesRvN === 'number' && item.sourcesRvN === item.rvN;
   }
 
   /**
@@ -69,14 +91,14 @@ export class SyncMarkers {
    * Moves the bookmark forward to `rv`; returns false (and writes nothing) when the stored bookmark is
    * already at or past it.
    */
-  async saveBookmark(cluster: string, kind: string, rv: string): Promise<boolean> {
+  async saveBookmark(cluster: string, kind: string, rv: string, options: SyncWriteOptions = {}): Promise<boolean> {
     const value = parseResourceVersion(rv);
     try {
       await this.#doc.send(
         new UpdateCommand({
           TableName: this.table,
           Key: { pk: syncPk(cluster, kind) },
-          UpdateExpression: 'SET rv = :rv, rvN = :n, listComplete = if_not_exists(listComplete, :false)',
+          UpdateExpression: `SET rv = :rv, rvN = :n, listComplete = if_not_exists(listComplete, :false)${options.sourcesIndexed ? ', sourcesRvN = :n' : ''}`,
           ConditionExpression: 'attribute_not_exists(rvN) OR rvN < :n',
           ExpressionAttributeValues: { ':rv': String(value), ':n': value, ':false': false },
         }),
@@ -93,13 +115,13 @@ export class SyncMarkers {
    * to the list's resourceVersion unconditionally (a LIST is authoritative, even if the API server's
    * revisions restarted below an older bookmark).
    */
-  async markListComplete(cluster: string, kind: string, listRv: string): Promise<void> {
+  async markListComplete(cluster: string, kind: string, listRv: string, options: SyncWriteOptions = {}): Promise<void> {
     const value = parseResourceVersion(listRv);
     await this.#doc.send(
       new UpdateCommand({
         TableName: this.table,
         Key: { pk: syncPk(cluster, kind) },
-        UpdateExpression: 'SET rv = :rv, rvN = :n, listComplete = :true, listCompletedAt = :at',
+        UpdateExpression: `SET rv = :rv, rvN = :n, listComplete = :true, listCompletedAt = :at${options.sourcesIndexed ? ', sourcesRvN = :n' : ''}`,
         ExpressionAttributeValues: { ':rv': String(value), ':n': value, ':true': true, ':at': new Date(this.#now()).toISOString() },
       }),
     );

@@ -251,6 +251,9 @@ describe('an attached volume is not deleted: end to end through the local stack'
     // The forwarder caches the attachment before it publishes it; the claim is deleted after that.
     const cache = new ObjectCache(stack.dynamodb.doc, stack.tables.cache, { indexer: indexAttributes });
     await eventually(async () => (await cache.get('local', 'VolumeAttachment', 'attached-va'))?.deleted === false, 10_000, 'attachment cached');
+    // The forwarder keeps source entries and its record vouches for them: the guard reads this PV's alone.
+    assert.deepEqual(await cache.attachmentsNaming('local', pvName), ['attached-va']);
+    assert.equal((await new SyncMarkers(stack.dynamodb.doc, stack.tables.control).getSync('local', 'VolumeAttachment'))?.sourcesIndexed, true);
 
     await core.deleteNamespacedPersistentVolumeClaim({ name: 'attached', namespace: 'default' });
     const text = attachedText(pvName, LOCAL_NODE_NAME);
@@ -266,6 +269,7 @@ describe('an attached volume is not deleted: end to end through the local stack'
     const detached = Date.now();
     await storageV1.deleteVolumeAttachment({ name: 'attached-va' });
     await eventually(async () => !(await pvExists(pvName)) && !backendVolume(pvName), 20_000, 'PV and backend volume deleted after the detach');
+    assert.deepEqual(await cache.attachmentsNaming('local', pvName), [], 'the source entry went with the attachment');
     assert.ok(Date.now() - detached < 30_000, 'promptly, not after the 60 s backoff');
     assert.equal(existsSync(volume.localPath), false, 'its directory is removed');
   });

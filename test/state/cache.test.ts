@@ -182,6 +182,83 @@ describe('ObjectCache against dynalite', () => {
     assert.deepEqual(found.map((e) => e.object.metadata?.name), ['va-page-119']);
   });
 
+  it('keeps a source entry per attachment that names a PV: written before the entry, removed after its tombstone', async () => {
+    const va = (name: string, rv: number, source?: string) => ({
+      metadata: { name, uid: `uid-${name}`, resourceVersion: String(rv) },
+      spec: { attacher: 'x', nodeName: 'n1', source: source ? { persistentVolumeName: source } : { inlineVolumeSpec: {} } },
+    });
+    const sent: string[] = [];
+    const spy = new ObjectCache(
+      new Proxy(db.doc, { get: (t, p, r) => (p === 'send' ? (c: { constructor: { name: string }; input: { Key?: { pk?: string }; Item?: { pk?: string } } }, ...rest: unknown[]) => (sent.push(`${c.constructor.name} ${c.input.Item?.pk ?? c.input.Key?.pk ?? ''}`), (t.send as (...a: unknown[]) => unknown)(c, ...rest)) : Reflect.get(t, p, r)) }),
+      db.tables.cache,
+      { tombstoneTtlSeconds: 60, now: () => clock, indexer: indexAttributes },
+    );
+    assert.equal(await spy.put('s1', 'VolumeAttachment', va('va-1', 3, 'pv-1')), 'written');
+    assert.deepEqual(sent, ['PutCommand s1#VolumeAttachment#bySource', 'PutCommand s1#VolumeAttachment'], 'the source entry first');
+    for (const [name, source] of [['va-2', 'pv-1'], ['va-3', 'pv-10'], ['va-inline', undefined]] as const) await cache.put('s1', 'VolumeAttachment', va(name, 3, source));
+    assert.deepEqual(await cache.attachmentsNaming('s1', 'pv-1'), ['va-1', 'va-2'], 'not pv-10\'s, not the inline volume\'s');
+    assert.deepEqual(await cache.attachmentsNaming('s1', 'pv-10'), ['va-3']);
+    assert.deepEqual(await cache.attachmentsNaming('s2', 'pv-1'), [], 'clusters apart');
+    assert.deepEqual(await cache.attachmentsNaming('s1', 'pv'), [], 'a prefix of a name is not the name');
+    // Other kinds keep none.
+    await cache.put('s1', PV, volume('pv-1', 3));
+    assert.deepEqual(await cache.attachmentsNaming('s1', 'pv-1'), ['va-1', 'va-2']);
+
+    // A stale removal (the entry moved past it) leaves the source entry; the deletion removes it after its tombstone.
+    await cache.put('s1', 'VolumeAttachment', va('va-1', 5, 'pv-1'));
+    assert.equal(await cache.remove('s1', 'VolumeAttachment', va('va-1', 5, 'pv-1'), 4), 'stale');
+    assert.deepEqual(await cache.attachmentsNaming('s1', 'pv-1'), ['va-1', 'va-2']);
+    sent.length = 0;
+    assert.equal(await spy.remove('s1', 'VolumeAttachment', va('va-1', 5, 'pv-1'), 6), 'written');
+    assert.deepEqual(sent, ['PutCommand s1#VolumeAttachment', 'DeleteCommand s1#VolumeAttachment#bySource'], 'the tombstone first');
+    assert.deepEqual(await cache.attachmentsNaming('s1', 'pv-1'), ['va-2']);
+
+    // A retried removal (its tombstone already written) still removes the source entry.
+    await db.doc.send(new PutCommand({ TableName: db.tables.cache, Item: { pk: 's1#VolumeAttachment#bySource', sk: 'pv-1#va-1', rv: 5 } }));
+    assert.equal(await cache.remove('s1', 'VolumeAttachment', va('va-1', 5, 'pv-1'), 6), 'unchanged');
+    assert.deepEqual(await cache.attachmentsNaming('s1', 'pv-1'), ['va-2']);
+
+    // The attachment created again under the same name: its source entry comes back with it, and a late
+    // removal of the earlier one does not take it away.
+    assert.equal(await cache.put('s1', 'VolumeAttachment', va('va-1', 9, 'pv-1')), 'written');
+    assert.equal(await cache.remove('s1', 'VolumeAttachment', va('va-1', 5, 'pv-1'), 6), 'stale');
+    assert.deepEqual(await cache.attachmentsNaming('s1', 'pv-1'), ['va-1', 'va-2']);
+    // A source entry newer than a tombstone written meanwhile stays (conditional on its version).
+    await db.doc.send(new PutCommand({ TableName: db.tables.cache, Item: { pk: 's1#VolumeAttachment#bySource', sk: 'pv-1#va-2', rv: 20 } }));
+    assert.equal(await cache.remove('s1', 'VolumeAttachment', va('va-2', 3, 'pv-1'), 7), 'written');
+    assert.deepEqual(await cache.attachmentsNaming('s1', 'pv-1'), ['va-1', 'va-2']);
+
+    // putSourceEntry: for an entry cached before source entries (the forwarder's LIST calls it).
+    await db.doc.send(new PutCommand({
+      TableName: db.tables.cache,
+      Item: { pk: 's1#VolumeAttachment', sk: 'va-old', rv: 2, uid: 'uid-va-old', obj: JSON.stringify(va('va-old', 2, 'pv-7')), deleted: false, vaSource: 'pv-7' },
+    }));
+    assert.deepEqual(await cache.attachmentsNaming('s1', 'pv-7'), []);
+    await cache.putSourceEntry('s1', 'VolumeAttachment', va('va-old', 2, 'pv-7'));
+    await cache.putSourceEntry('s1', PV, volume('pv-7', 2));
+    await cache.putSourceEntry('s1', 'VolumeAttachment', va('va-inline-2', 2));
+    assert.deepEqual(await cache.attachmentsNaming('s1', 'pv-7'), ['va-old']);
+    assert.deepEqual((await collect(cache.list('s1', 'VolumeAttachment'))).map((e) => e.object.metadata?.name).sort(), ['va-1', 'va-3', 'va-inline', 'va-old'], 'source entries are no entries of the kind');
+  });
+
+  it('writes no attachment entry whose source entry failed', async () => {
+    const failing = new ObjectCache(
+      new Proxy(db.doc, {
+        get: (t, p, r) =>
+          p === 'send'
+            ? (c: { input: { Item?: { pk?: string } } }, ...rest: unknown[]) =>
+                c.input.Item?.pk?.endsWith('#bySource') ? Promise.reject(Object.assign(new Error('throttled'), { name: 'ThrottlingException' })) : (t.send as (...a: unknown[]) => unknown)(c, ...rest)
+            : Reflect.get(t, p, r),
+      }),
+      db.tables.cache,
+      { indexer: indexAttributes },
+    );
+    const va = { metadata: { name: 'va-f', uid: 'uid-va-f', resourceVersion: '3' }, spec: { attacher: 'x', nodeName: 'n1', source: { persistentVolumeName: 'pv-f' } } };
+    await assert.rejects(failing.put('s3', 'VolumeAttachment', va), /throttled/);
+    assert.equal(await cache.get('s3', 'VolumeAttachment', 'va-f'), undefined, 'no entry the guard could not find');
+    assert.equal(await failing.put('s3', PV, volume('pv-f', 3)), 'written', 'other kinds write no source entry');
+  });
+
   it('getMany answers several kinds and keys in one read, as get answers each', async () => {
     await cache.put('c7', PV, volume('many-live', 5, { cls: 'gold', size: '1Gi', phase: 'Available' }));
     await cache.put('c7', PVC, claim('many-claim', 6, { cls: 'gold', size: '1Gi' }));

@@ -21,7 +21,7 @@ describe('SyncMarkers against dynalite', () => {
 
   it('moves the bookmark forward only, comparing integers', async () => {
     assert.equal(await sync.saveBookmark('c1', 'Node', '9'), true);
-    assert.deepEqual(await sync.getSync('c1', 'Node'), { rv: '9', listComplete: false });
+    assert.deepEqual(await sync.getSync('c1', 'Node'), { rv: '9', listComplete: false, sourcesIndexed: false });
     assert.equal(await sync.saveBookmark('c1', 'Node', '10'), true);
     assert.equal(await sync.saveBookmark('c1', 'Node', '10'), false);
     assert.equal(await sync.saveBookmark('c1', 'Node', '8'), false);
@@ -31,9 +31,32 @@ describe('SyncMarkers against dynalite', () => {
 
   it('marks a kind listed, setting the bookmark to the list resourceVersion even below the old one', async () => {
     await sync.markListComplete('c1', 'Node', '3');
-    assert.deepEqual(await sync.getSync('c1', 'Node'), { rv: '3', listComplete: true, listCompletedAt: '2026-11-21T20:00:00.000Z' });
+    assert.deepEqual(await sync.getSync('c1', 'Node'), { rv: '3', listComplete: true, listCompletedAt: '2026-11-21T20:00:00.000Z', sourcesIndexed: false });
     assert.equal(await sync.saveBookmark('c1', 'Node', '4'), true);
-    assert.deepEqual(await sync.getSync('c1', 'Node'), { rv: '4', listComplete: true, listCompletedAt: '2026-11-21T20:00:00.000Z' });
+    assert.deepEqual(await sync.getSync('c1', 'Node'), { rv: '4', listComplete: true, listCompletedAt: '2026-11-21T20:00:00.000Z', sourcesIndexed: false });
+  });
+
+  it('vouches for source entries while every bookmark since the LIST came from a forwarder that keeps them', async () => {
+    const kind = 'VolumeAttachment';
+    await sync.saveBookmark('c1', kind, '5', { sourcesIndexed: true });
+    // The record vouches for what its writer says; a forwarder that keeps source entries relists before it
+    // saves a bookmark over a record that did not vouch for them (reflector.ts).
+    assert.equal((await sync.getSync('c1', kind))?.sourcesIndexed, true);
+    await sync.markListComplete('c1', kind, '6', { sourcesIndexed: true });
+    assert.deepEqual(await sync.getSync('c1', kind), { rv: '6', listComplete: true, listCompletedAt: '2026-11-21T20:00:00.000Z', sourcesIndexed: true });
+    assert.equal(await sync.saveBookmark('c1', kind, '8', { sourcesIndexed: true }), true);
+    assert.equal((await sync.getSync('c1', kind))?.sourcesIndexed, true);
+    // A refused save changes nothing.
+    assert.equal(await sync.saveBookmark('c1', kind, '7'), false);
+    assert.equal((await sync.getSync('c1', kind))?.sourcesIndexed, true);
+    // A forwarder from before source entries moves the bookmark alone: no longer vouched for...
+    assert.equal(await sync.saveBookmark('c1', kind, '9'), true);
+    assert.equal((await sync.getSync('c1', kind))?.sourcesIndexed, false);
+    // ...nor after its LIST; a LIST by one that keeps them vouches again.
+    await sync.markListComplete('c1', kind, '10');
+    assert.equal((await sync.getSync('c1', kind))?.sourcesIndexed, false);
+    await sync.markListComplete('c1', kind, '11', { sourcesIndexed: true });
+    assert.equal((await sync.getSync('c1', kind))?.sourcesIndexed, true);
   });
 
   it('reports list completion over several kinds and keeps clusters apart', async () => {

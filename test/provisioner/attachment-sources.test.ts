@@ -1,0 +1,113 @@
+/**
+ * The delete guard's read of one PV's VolumeAttachments (lib/provisioner/attachments.ts), against dynalite:
+ * through the attachments' source entries while the VolumeAttachment sync record vouches for them — what
+ * it reads follows the PV's own attachments, not the cluster's — and through the filtered Query of the
+ * whole kind while it does not (before the forwarder's LIST with source entries, or after an older
+ * forwarder wrote since), so an attachment cached without a source entry is never missed.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { startDynalite, type Dynalite } from '../support/dynalite.ts';
+import { ObjectCache } from '../../lib/state/cache.ts';
+import { SyncMarkers } from '../../lib/state/sync.ts';
+import { indexAttributes } from '../../lib/kube/cache-index.ts';
+import { CachedVolumeAttachments, canDeleteVolume } from '../../lib/provisioner/attachments.ts';
+import type { PersistentVolume } from '../../lib/kube/objects.ts';
+
+const KIND = 'VolumeAttachment';
+const va = (name: string, rv: number, pv: string, node = 'node-1') => ({
+  metadata: { name, uid: `uid-${name}`, resourceVersion: String(rv) },
+  spec: { attacher: 'attacher.claimflow.io', nodeName: node, source: { persistentVolumeName: pv } },
+});
+const volume = (name: string): PersistentVolume => ({ metadata: { name }, spec: {} }) as PersistentVolume;
+
+describe('the delete guard reads one PV\'s attachments', () => {
+  let db: Dynalite;
+  let cache: ObjectCache;
+  let sync: SyncMarkers;
+  /** Requests the guard's cache and sync record sent, as `<command> <partition>`. */
+  const sent: string[] = [];
+  let guard: CachedVolumeAttachments;
+
+  before(async () => {
+    db = await startDynalite();
+    cache = new ObjectCache(db.doc, db.tables.cache, { indexer: indexAttributes });
+    sync = new SyncMarkers(db.doc, db.tables.control);
+    type Sent = { constructor: { name: string }; input: { KeyConditionExpression?: string; ExpressionAttributeValues?: Record<string, unknown>; Key?: { pk?: string }; RequestItems?: Record<string, unknown> } };
+    const counted = new Proxy(db.doc, {
+      get: (target, prop, receiver) =>
+        prop === 'send'
+          ? (command: Sent, ...rest: unknown[]) => {
+              const i = command.input;
+              const where = i.RequestItems ? Object.keys(i.RequestItems).join('+') : String(i.ExpressionAttributeValues?.[':pk'] ?? i.Key?.pk ?? '');
+              sent.push(`${command.constructor.name} ${where}`);
+              return (target.send as (...a: unknown[]) => unknown)(command, ...rest);
+            }
+          : Reflect.get(target, prop, receiver),
+    });
+    guard = new CachedVolumeAttachments(new ObjectCache(counted, db.tables.cache, { indexer: indexAttributes }), 'c1', new SyncMarkers(counted, db.tables.control));
+    // 200 attachments of other volumes, two of pv-a (one on each node), one of pv-a's that is gone.
+    for (let i = 0; i < 200; i++) await cache.put('c1', KIND, va(`va-other-${i}`, 5, `pv-other-${i}`));
+    await cache.put('c1', KIND, va('va-a1', 5, 'pv-a', 'node-1'));
+    await cache.put('c1', KIND, va('va-a2', 5, 'pv-a', 'node-2'));
+    await cache.put('c1', KIND, va('va-a-gone', 5, 'pv-a'));
+    await cache.remove('c1', KIND, va('va-a-gone', 5, 'pv-a'), 6);
+  });
+  after(() => db.stop());
+
+  const names = async (pv: string): Promise<string[]> => (await guard.list(pv)).map((a) => a.metadata.name ?? '');
+
+  it('before the record vouches for source entries: the filtered Query of the kind, which finds an attachment cached without one', async () => {
+    await sync.markListComplete('c1', KIND, '10'); // a forwarder from before source entries
+    await db.doc.send(new PutCommand({
+      TableName: db.tables.cache,
+      Item: { pk: 'c1#VolumeAttachment', sk: 'va-a-legacy', rv: 4, uid: 'uid-va-a-legacy', obj: JSON.stringify(va('va-a-legacy', 4, 'pv-a', 'node-3')), deleted: false, vaSource: 'pv-a' },
+    }));
+    sent.length = 0;
+    assert.deepEqual(await names('pv-a'), ['va-a-legacy', 'va-a1', 'va-a2']);
+    assert.ok(sent.includes('QueryCommand c1#VolumeAttachment'), `the kind's partition was read: ${sent.join(', ')}`);
+  });
+
+  it('while it vouches: the source entries, then the named entries only; tombstones and absent entries do not count', async () => {
+    // The LIST of a forwarder that keeps source entries writes the missing one, then vouches.
+    await cache.putSourceEntry('c1', KIND, va('va-a-legacy', 4, 'pv-a', 'node-3'));
+    await sync.markListComplete('c1', KIND, '11', { sourcesIndexed: true });
+    // A source entry whose attachment's entry is absent (its removal after an expired tombstone failed).
+    await db.doc.send(new PutCommand({ TableName: db.tables.cache, Item: { pk: 'c1#VolumeAttachment#bySource', sk: 'pv-a#va-a-lost', rv: 3 } }));
+    sent.length = 0;
+    assert.deepEqual(await names('pv-a'), ['va-a-legacy', 'va-a1', 'va-a2']);
+    assert.deepEqual(sent.sort(), [`BatchGetCommand ${db.tables.cache}`, `GetCommand sync#c1#${KIND}`, 'QueryCommand c1#VolumeAttachment#bySource'], 'not the 200 other attachments');
+    assert.equal(canDeleteVolume(volume('pv-a'), await guard.list('pv-a'))?.message, 'persistentvolume pv-a is still attached to node node-3');
+
+    sent.length = 0;
+    assert.deepEqual(await names('pv-free'), []);
+    assert.deepEqual(sent.sort(), [`GetCommand sync#c1#${KIND}`, 'QueryCommand c1#VolumeAttachment#bySource'], 'nothing named: no entry read');
+    assert.equal(canDeleteVolume(volume('pv-free'), await guard.list('pv-free')), undefined);
+  });
+
+  it('reads the named entries 100 at a time', async () => {
+    for (let i = 0; i < 130; i++) await cache.put('c1', KIND, va(`va-many-${String(i).padStart(3, '0')}`, 7, 'pv-many', `node-${i}`));
+    sent.length = 0;
+    const found = await names('pv-many');
+    assert.equal(found.length, 130);
+    assert.equal(sent.filter((s) => s.startsWith('BatchGetCommand')).length, 2);
+  });
+
+  it('an older forwarder writing since: the filtered Query again, until a LIST vouches once more', async () => {
+    await sync.saveBookmark('c1', KIND, '12'); // the older forwarder saves a bookmark: it wrote attachments without source entries
+    await db.doc.send(new PutCommand({
+      TableName: db.tables.cache,
+      Item: { pk: 'c1#VolumeAttachment', sk: 'va-b-legacy', rv: 12, uid: 'uid-va-b-legacy', obj: JSON.stringify(va('va-b-legacy', 12, 'pv-b')), deleted: false, vaSource: 'pv-b' },
+    }));
+    assert.deepEqual(await names('pv-b'), ['va-b-legacy']);
+    await sync.saveBookmark('c1', KIND, '13', { sourcesIndexed: true }); // (a newer forwarder relists first: reflector.ts)
+    assert.deepEqual(await names('pv-b'), [], 'vouched for again, the record is what the guard trusts');
+  });
+
+  it('without a PV name, or without the sync record\'s reader: every attachment, or the filtered Query', async () => {
+    assert.equal((await guard.list()).length, 200 + 3 + 130 + 1);
+    const noSync = new CachedVolumeAttachments(cache, 'c1');
+    assert.deepEqual((await noSync.list('pv-b')).map((a) => a.metadata.name), ['va-b-legacy']);
+  });
+});
