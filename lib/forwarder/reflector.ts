@@ -138,7 +138,7 @@ export class Reflector {
             this.#synced = true;
             logger.info('resuming watch from bookmark', { kind: resource.kind, resourceVersion: rv });
           } else {
-            rv = await this.#relist(bookmark, signal);
+            rv = await this.#relist(bookmark, signal, state?.sourcesIndexed === true);
           }
         }
         const [low, high] = this.#o.watchTimeoutSeconds ?? [300, 600];
@@ -222,7 +222,8 @@ export class Reflector {
   }
 
   /** LIST, compare with the cache, publish the differences; returns the list's resourceVersion. */
-  async #relist(bookmark: number, signal: AbortSignal): Promise<string> {
+  /** `sourcesVouched`: the sync record vouches for the kind's source entries (none is missing). */
+  async #relist(bookmark: number, signal: AbortSignal, sourcesVouched: boolean): Promise<string> {
     const { cluster, resource, cache, publisher, metrics } = this.#o;
     metrics.relists.inc({ kind: resource.kind });
     const list = await this.#o.kube.list(resource.path, {
@@ -250,10 +251,10 @@ export class Reflector {
       const before = cached.get(key);
       cached.delete(key);
       metrics.eventsSeen.inc({ kind: resource.kind, type: 'SYNC' });
-      // Same resourceVersion as cached: not written again (an attachment's source entry is: it may predate
-      // them), and skipped unless it is newer than the bookmark (it may have been cached but not yet
+      // Same resourceVersion as cached: not written again (an attachment's source entry is, unless the record
+      // vouches for them: the entry may predate them), and skipped unless it is newer than the bookmark (it may have been cached but not yet
       // published when a previous forwarder stopped).
-      if (before?.rv === rv) await cache.putSourceEntry(cluster, resource.kind, object);
+      if (before?.rv === rv && !sourcesVouched) await cache.putSourceEntry(cluster, resource.kind, object);
       if (before?.rv === rv && rv <= bookmark) continue;
       const result = before?.rv === rv ? 'unchanged' : await this.#write(() => cache.put(cluster, resource.kind, object), object);
       if (result === 'stale') continue;

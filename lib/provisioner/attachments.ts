@@ -97,8 +97,8 @@ const MAX_KEYS = 100;
 /**
  * The VolumeAttachments of `cluster` in the DynamoDB object cache. Given a PV's name, its attachments are
  * found through their source entries (lib/state/schema.ts): one strongly consistent Query of that PV's
- * range, read together with the VolumeAttachment sync record that says whether every cached attachment
- * has one, then one consistent BatchGetItem of the attachments named there (none when there are none).
+ * range, read after the VolumeAttachment sync record that says whether every cached attachment has one,
+ * then one consistent BatchGetItem of the attachments named there (none when there are none).
  * What is read and charged follows the PV's own attachments, not the cluster's. An entry that is a
  * tombstone (its source entry outlived it) or absent does not count, as a read of the kind would not
  * see it. Without `sync`, or while the record does not vouch for the source entries (before the
@@ -119,9 +119,10 @@ export class CachedVolumeAttachments implements VolumeAttachmentLister {
   }
 
   async list(volumeName?: string): Promise<VolumeAttachment[]> {
-    if (volumeName && this.#sync) {
-      const [state, names] = await Promise.all([this.#sync.getSync(this.#cluster, SOURCE_INDEXED_KIND), this.#cache.attachmentsNaming(this.#cluster, volumeName)]);
-      if (state?.sourcesIndexed) return this.#named(names);
+    // The record first, the source entries after: read the other way round (or together), a Query answered
+    // before a LIST wrote them could be trusted by a record that vouched only after it.
+    if (volumeName && this.#sync && (await this.#sync.getSync(this.#cluster, SOURCE_INDEXED_KIND))?.sourcesIndexed) {
+      return this.#named(await this.#cache.attachmentsNaming(this.#cluster, volumeName));
     }
     const entries = volumeName
       ? this.#cache.listWhere(this.#cluster, 'VolumeAttachment', ATTACHMENT_SOURCE, volumeName)

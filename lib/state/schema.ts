@@ -34,7 +34,7 @@
  * |---|---|
  * | `backoff#<controller>#<cluster>#<Kind>#<key>` | failures, nextAttemptAt (epoch ms), lastError, expiresAt; `dueShard`/`dueAt` while a retry is due |
  * | `lease#<name>` | holder, leaseUntil (epoch ms, the lease's expiry), fencing token; expiresAt (TTL, epoch s) a day after expiry or release |
- * | `sync#<cluster>#<Kind>` | forwarder bookmark `rv` (S) and `rvN` (N, the same value for the forward-only condition), `listComplete` (BOOL), listCompletedAt (see sync.ts) |
+ * | `sync#<cluster>#<Kind>` | forwarder bookmark `rv` (S) and `rvN` (N, the same value for the forward-only condition), `listComplete` (BOOL), listCompletedAt; VolumeAttachments: `sourcesRvN` (N), equal to `rvN` while the record vouches for the source entries (see sync.ts) |
  * | `bucket#<cluster>` | API token bucket (bucket.ts): `tat` (epoch ms where the last reserved slot ends), `pausedUntil`, `granted` (tokens granted, a counter) |
  * | `event#<cluster>#<sha256(spamKey)>` | event recorder (lib/kube/recorder.ts), one item per (source, involvedObject): spam bucket `tokens`/`updatedAt` (epoch ms); `aggregates` (aggregate-key hash → `messages`: hashes seen, at most 10; `lastTimestamp` epoch ms); `events` (event-key hash → Event `name`, `count`, `firstTimestamp`, `validUntil` epoch ms); `version` (condition of the single PutItem); expiresAt (TTL, epoch s) once all of it has lapsed. Earlier versions' `eventspam#…`, `eventagg#…` and per-event-key `event#…` records are no longer written and expire by expiresAt |
  * | `sv#<cluster>#<volumeId>` | shared-volume per-volume cache with expiry |

@@ -7,10 +7,12 @@
  * - `listComplete` (BOOL): the forwarder's first full LIST of the kind is in the cache. Controllers must not
  *   act on absence ("no matching volume", "object vanished") while it is false: the cache may be half filled.
  * - `listCompletedAt` (S): ISO-8601 time of the last completed LIST.
- * - `sourcesRvN` (N), VolumeAttachments only: the bookmark (`rvN`) as a forwarder that keeps the attachments'
- *   source entries (schema.ts) last saved it. Equal to `rvN` (`sourcesIndexed`) means every cached attachment
- *   has its source entry, so a PV's attachments can be read from them. A forwarder from before source entries
- *   moves `rvN` alone: from then on they are not trusted, until a LIST writes them all again.
+ * - `sourcesRvN` (N), VolumeAttachments only: equal to `rvN` (`sourcesIndexed`) while the record vouches that
+ *   every cached attachment has its source entry (schema.ts), so a PV's attachments can be read from them.
+ *   Only a LIST by a forwarder that keeps them starts vouching (`markListComplete` with `sourcesIndexed`);
+ *   its later bookmarks keep vouching only while the record still does (`saveBookmark` moves `sourcesRvN`
+ *   only under `sourcesRvN = rvN`). A forwarder from before source entries moves `rvN` alone: from then on
+ *   they are not trusted, until such a LIST writes them all again.
  *
  * @example
  * const sync = new SyncMarkers(doc, 'claimflow-control');
@@ -64,11 +66,6 @@ export class SyncMarkers {
     };
   }
 
-  /** The key of the record (for reads batched with others). */
-  static key(cluster: string, kind: string): { pk: string } {
-    return { pk: syncPk(cluster, kind) };
-  }
-
   /** Whether a record read elsewhere says every cached entry has its source entry (see {@link SyncState}). */
   static sourcesIndexed(item: Record<string, unknown> | undefined): boolean {
     return typeof item?.sourcesRvN === 'number' && item.sourcesRvN === item.rvN;
@@ -93,13 +90,20 @@ export class SyncMarkers {
    */
   async saveBookmark(cluster: string, kind: string, rv: string, options: SyncWriteOptions = {}): Promise<boolean> {
     const value = parseResourceVersion(rv);
+    // Keeps vouching for source entries only where the record vouches already (see the module comment):
+    // tried first; refused, the plain save decides.
+    if (options.sourcesIndexed && (await this.#save(cluster, kind, value, true))) return true;
+    return this.#save(cluster, kind, value, false);
+  }
+
+  async #save(cluster: string, kind: string, value: number, sourced: boolean): Promise<boolean> {
     try {
       await this.#doc.send(
         new UpdateCommand({
           TableName: this.table,
           Key: { pk: syncPk(cluster, kind) },
-          UpdateExpression: `SET rv = :rv, rvN = :n, listComplete = if_not_exists(listComplete, :false)${options.sourcesIndexed ? ', sourcesRvN = :n' : ''}`,
-          ConditionExpression: 'attribute_not_exists(rvN) OR rvN < :n',
+          UpdateExpression: `SET rv = :rv, rvN = :n, listComplete = if_not_exists(listComplete, :false)${sourced ? ', sourcesRvN = :n' : ''}`,
+          ConditionExpression: sourced ? 'rvN < :n AND sourcesRvN = rvN' : 'attribute_not_exists(rvN) OR rvN < :n',
           ExpressionAttributeValues: { ':rv': String(value), ':n': value, ':false': false },
         }),
       );

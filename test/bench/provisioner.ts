@@ -81,6 +81,7 @@ async function runDeletes(bench: BenchStack, claims: readonly string[]): Promise
     if (claim?.spec?.volumeName) volumeOf.set(name, claim.spec.volumeName);
   }
   const names = claims.filter((n) => volumeOf.has(n));
+  const deletedVolumes = new Set(names.map((n) => volumeOf.get(n)!));
   const gone = new Map<string, number>();
   const unsubscribe = store.watchRaw((e) => {
     if (e.type === 'DELETED' && e.resource === '/persistentvolumes' && e.object.metadata?.name) gone.set(e.object.metadata.name, performance.now());
@@ -109,7 +110,8 @@ async function runDeletes(bench: BenchStack, claims: readonly string[]): Promise
       otherAttachments: ATTACHMENTS,
       volumesGone: done.length,
       ...figures,
-      backendVolumesLeft: bench.stack.storageApi!.state.allVolumes().length,
+      // Of the deleted claims' volumes (the warm burst's stay).
+      backendVolumesLeft: bench.stack.storageApi!.state.allVolumes().filter((v) => deletedVolumes.has(v.name)).length,
     };
   } finally {
     unsubscribe();

@@ -84,7 +84,7 @@ describe('forwarder: the attachments\' source entries', () => {
     await eventually(async () => (await cache.attachmentsNaming('c1', 'pv-1')).length === 2, 10_000, 'watched attachment has its source entry');
     await first.stop();
 
-    // An older forwarder ran meanwhile: it cached va-3 (and va-1 again, unchanged) without source entries and saved a bookmark.
+    // An older forwarder ran meanwhile: it cached va-3 without its source entry and saved a bookmark.
     const created = store.create('storage.k8s.io/volumeattachments', attachment('va-3', 'pv-3'));
     await env.db.doc.send(new PutCommand({
       TableName: env.db.tables.cache,

@@ -66,23 +66,26 @@ describe('the delete guard reads one PV\'s attachments', () => {
     }));
     sent.length = 0;
     assert.deepEqual(await names('pv-a'), ['va-a-legacy', 'va-a1', 'va-a2']);
-    assert.ok(sent.includes('QueryCommand c1#VolumeAttachment'), `the kind's partition was read: ${sent.join(', ')}`);
+    assert.deepEqual(sent, [`GetCommand sync#c1#${KIND}`, 'QueryCommand c1#VolumeAttachment'], 'the record first; the kind\'s partition, not the source entries');
   });
 
   it('while it vouches: the source entries, then the named entries only; tombstones and absent entries do not count', async () => {
     // The LIST of a forwarder that keeps source entries writes the missing one, then vouches.
     await cache.putSourceEntry('c1', KIND, va('va-a-legacy', 4, 'pv-a', 'node-3'));
     await sync.markListComplete('c1', KIND, '11', { sourcesIndexed: true });
-    // A source entry whose attachment's entry is absent (its removal after an expired tombstone failed).
+    // Source entries that outlived their attachment: one whose entry is a tombstone (its removal failed),
+    // one whose entry is absent (and its tombstone expired).
+    await db.doc.send(new PutCommand({ TableName: db.tables.cache, Item: { pk: 'c1#VolumeAttachment#bySource', sk: 'pv-a#va-a-gone', rv: 5 } }));
     await db.doc.send(new PutCommand({ TableName: db.tables.cache, Item: { pk: 'c1#VolumeAttachment#bySource', sk: 'pv-a#va-a-lost', rv: 3 } }));
+    assert.deepEqual(await cache.attachmentsNaming('c1', 'pv-a'), ['va-a-gone', 'va-a-legacy', 'va-a-lost', 'va-a1', 'va-a2']);
     sent.length = 0;
     assert.deepEqual(await names('pv-a'), ['va-a-legacy', 'va-a1', 'va-a2']);
-    assert.deepEqual(sent.sort(), [`BatchGetCommand ${db.tables.cache}`, `GetCommand sync#c1#${KIND}`, 'QueryCommand c1#VolumeAttachment#bySource'], 'not the 200 other attachments');
+    assert.deepEqual(sent, [`GetCommand sync#c1#${KIND}`, 'QueryCommand c1#VolumeAttachment#bySource', `BatchGetCommand ${db.tables.cache}`], 'the record first; not the 200 other attachments');
     assert.equal(canDeleteVolume(volume('pv-a'), await guard.list('pv-a'))?.message, 'persistentvolume pv-a is still attached to node node-3');
 
     sent.length = 0;
     assert.deepEqual(await names('pv-free'), []);
-    assert.deepEqual(sent.sort(), [`GetCommand sync#c1#${KIND}`, 'QueryCommand c1#VolumeAttachment#bySource'], 'nothing named: no entry read');
+    assert.deepEqual(sent, [`GetCommand sync#c1#${KIND}`, 'QueryCommand c1#VolumeAttachment#bySource'], 'nothing named: no entry read');
     assert.equal(canDeleteVolume(volume('pv-free'), await guard.list('pv-free')), undefined);
   });
 
@@ -101,8 +104,28 @@ describe('the delete guard reads one PV\'s attachments', () => {
       Item: { pk: 'c1#VolumeAttachment', sk: 'va-b-legacy', rv: 12, uid: 'uid-va-b-legacy', obj: JSON.stringify(va('va-b-legacy', 12, 'pv-b')), deleted: false, vaSource: 'pv-b' },
     }));
     assert.deepEqual(await names('pv-b'), ['va-b-legacy']);
-    await sync.saveBookmark('c1', KIND, '13', { sourcesIndexed: true }); // (a newer forwarder relists first: reflector.ts)
-    assert.deepEqual(await names('pv-b'), [], 'vouched for again, the record is what the guard trusts');
+    // A newer forwarder's bookmark (the two overlapping) does not vouch again; its LIST, which writes the source entries, does.
+    await sync.saveBookmark('c1', KIND, '13', { sourcesIndexed: true });
+    assert.deepEqual(await names('pv-b'), ['va-b-legacy']);
+    await cache.putSourceEntry('c1', KIND, va('va-b-legacy', 12, 'pv-b'));
+    await sync.markListComplete('c1', KIND, '14', { sourcesIndexed: true });
+    assert.deepEqual(await names('pv-b'), ['va-b-legacy']);
+    assert.equal((await sync.getSync('c1', KIND))?.sourcesIndexed, true);
+  });
+
+  it('no answer when a named entry stays unread (throttled): the deletion waits, it never proceeds on a guess', async () => {
+    const throttled = new Proxy(db.doc, {
+      get: (target, prop, receiver) =>
+        prop === 'send'
+          ? async (command: { constructor: { name: string }; input: { RequestItems?: Record<string, { Keys: unknown[] }> } }, ...rest: unknown[]) => {
+              const out = (await (target.send as (...a: unknown[]) => Promise<Record<string, unknown>>)(command, ...rest));
+              // Every key of every BatchGetItem left unprocessed, as DynamoDB does under throttling.
+              return command.constructor.name === 'BatchGetCommand' ? { ...out, Responses: {}, UnprocessedKeys: command.input.RequestItems } : out;
+            }
+          : Reflect.get(target, prop, receiver),
+    });
+    const guarded = new CachedVolumeAttachments(new ObjectCache(throttled, db.tables.cache, { indexer: indexAttributes }), 'c1', new SyncMarkers(throttled, db.tables.control));
+    await assert.rejects(guarded.list('pv-a'), /VolumeAttachment cache entries left unread/);
   });
 
   it('without a PV name, or without the sync record\'s reader: every attachment, or the filtered Query', async () => {

@@ -36,26 +36,29 @@ describe('SyncMarkers against dynalite', () => {
     assert.deepEqual(await sync.getSync('c1', 'Node'), { rv: '4', listComplete: true, listCompletedAt: '2026-11-21T20:00:00.000Z', sourcesIndexed: false });
   });
 
-  it('vouches for source entries while every bookmark since the LIST came from a forwarder that keeps them', async () => {
+  it('vouches for source entries from a LIST that wrote them, while every later bookmark keeps vouching', async () => {
     const kind = 'VolumeAttachment';
-    await sync.saveBookmark('c1', kind, '5', { sourcesIndexed: true });
-    // The record vouches for what its writer says; a forwarder that keeps source entries relists before it
-    // saves a bookmark over a record that did not vouch for them (reflector.ts).
-    assert.equal((await sync.getSync('c1', kind))?.sourcesIndexed, true);
+    // A bookmark never starts vouching: only a LIST by a forwarder that keeps source entries does.
+    assert.equal(await sync.saveBookmark('c1', kind, '5', { sourcesIndexed: true }), true);
+    assert.deepEqual(await sync.getSync('c1', kind), { rv: '5', listComplete: false, sourcesIndexed: false });
     await sync.markListComplete('c1', kind, '6', { sourcesIndexed: true });
     assert.deepEqual(await sync.getSync('c1', kind), { rv: '6', listComplete: true, listCompletedAt: '2026-11-21T20:00:00.000Z', sourcesIndexed: true });
     assert.equal(await sync.saveBookmark('c1', kind, '8', { sourcesIndexed: true }), true);
-    assert.equal((await sync.getSync('c1', kind))?.sourcesIndexed, true);
+    assert.deepEqual(await sync.getSync('c1', kind), { rv: '8', listComplete: true, listCompletedAt: '2026-11-21T20:00:00.000Z', sourcesIndexed: true });
     // A refused save changes nothing.
+    assert.equal(await sync.saveBookmark('c1', kind, '7', { sourcesIndexed: true }), false);
     assert.equal(await sync.saveBookmark('c1', kind, '7'), false);
     assert.equal((await sync.getSync('c1', kind))?.sourcesIndexed, true);
-    // A forwarder from before source entries moves the bookmark alone: no longer vouched for...
+    // A forwarder from before source entries moves the bookmark alone: no longer vouched for, and a later
+    // bookmark of one that keeps them (two forwarders overlapping) does not vouch again...
     assert.equal(await sync.saveBookmark('c1', kind, '9'), true);
     assert.equal((await sync.getSync('c1', kind))?.sourcesIndexed, false);
-    // ...nor after its LIST; a LIST by one that keeps them vouches again.
-    await sync.markListComplete('c1', kind, '10');
+    assert.equal(await sync.saveBookmark('c1', kind, '10', { sourcesIndexed: true }), true);
+    assert.deepEqual(await sync.getSync('c1', kind), { rv: '10', listComplete: true, listCompletedAt: '2026-11-21T20:00:00.000Z', sourcesIndexed: false });
+    // ...nor the older one's LIST; a LIST by one that keeps them does.
+    await sync.markListComplete('c1', kind, '11');
     assert.equal((await sync.getSync('c1', kind))?.sourcesIndexed, false);
-    await sync.markListComplete('c1', kind, '11', { sourcesIndexed: true });
+    await sync.markListComplete('c1', kind, '12', { sourcesIndexed: true });
     assert.equal((await sync.getSync('c1', kind))?.sourcesIndexed, true);
   });
 

@@ -459,6 +459,8 @@ export class BenchStack {
 
   async snapshot(): Promise<Snapshot> {
     await this.functionThread?.collect();
+    // Right after the functions' thread reported its clock, so that no thread's time falls between them.
+    const cpuMs = await this.#cpuMs();
     const unconsumedDepth: Record<string, number> = {};
     for (const q of this.#queues().unconsumed) unconsumedDepth[queueName(this.stack.queues[q].url)] = (await this.#depth(this.stack.queues[q].url)).visible;
     return {
@@ -471,7 +473,7 @@ export class BenchStack {
       bench: this.benchRequests.snapshot(),
       storage: this.stack.storageApi?.requests.total() ?? 0,
       unconsumedDepth,
-      cpuMs: await this.#cpuMs(),
+      cpuMs,
       eventLoop: {
         main: (({ active, idle }) => ({ active, idle }))(performance.eventLoopUtilization()),
         ...(this.functionThread ? { functions: { ...this.functionThread.eventLoop } } : {}),

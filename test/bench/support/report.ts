@@ -68,7 +68,7 @@ export const CONTROLLER_HEADER = [
   'max API req in 1 s / QPS+burst',
   'ops/s ÷ ceiling',
   'CPU ms/op (ops/s the cores allow)',
-  'CPU ms/op: functions / emulator+forwarder / V8 helpers / AWS stand-ins',
+  'CPU ms/op: functions / emulator+forwarder / other threads / AWS stand-ins',
 ];
 
 /** A plain text table. */
