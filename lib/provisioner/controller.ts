@@ -111,6 +111,24 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
     for (const m of metrics) deps.onMetric?.(m);
   };
 
+  /**
+   * Whether a claim that is gone, with no in-progress record, may have a backend volume and no PV: its
+   * last state (the tombstone) still asked us to provision, no PV of its name was ever cached, and its
+   * provisioning lease was taken and never released. Every provisioning runs under that lease and releases
+   * it unless it saved its PV, so a holder left on it is an invocation that stopped between the backend call
+   * and the end of the sync (a Lambda killed or timed out): the volume may exist, and nothing else would
+   * ever reclaim it. Upstream loses its in-memory `claimsInProgress` the same way when the process dies;
+   * here the lease is durable, so the claim is provisioned to the end and its PV released and reclaimed.
+   * Costs two reads, only for a claim deleted before it was bound.
+   */
+  async function provisioningCutShort(ctx: RuntimeContext, cache: ObjectCache, cluster: string, uid: string, leaseName: string, lastState: PersistentVolumeClaim): Promise<boolean> {
+    if (lastState.metadata.uid !== uid || !isProvisioningCandidate(config, lastState)) return false;
+    const lease = await ctx.leases.get(leaseName);
+    if (!lease?.holder) return false;
+    // A PV entry, even a tombstone, means the volume was saved (a kept lease) and is reclaimed through it.
+    return await cache.get(cluster, 'PersistentVolume', volumeName(config, lastState)) === undefined;
+  }
+
   async function reconcileClaim(request: ReconcileRequest, ctx: RuntimeContext): Promise<ReconcileResult> {
     const { cluster } = request;
     const cache = new ObjectCache(ctx.doc, ctx.tables.cache, { indexer: indexAttributes });
@@ -136,7 +154,13 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
       return;
     }
 
-    const claim = resolveClaim(cached, record.inProgress);
+    const lastState = entry?.deleted ? (entry.object as PersistentVolumeClaim) : undefined;
+    const leaseName = provisioningLeaseName(cluster, uid);
+    let claim = resolveClaim(cached, record.inProgress);
+    if (!claim && lastState && await provisioningCutShort(ctx, cache, cluster, uid, leaseName, lastState)) {
+      ctx.logger.info('claim deleted while its provisioning was cut short: provisioning it to the end so its volume is reclaimed', { uid });
+      claim = lastState;
+    }
     if (!claim) {
       ctx.logger.debug('claim in work queue no longer exists', { uid });
       return;
@@ -145,7 +169,6 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
     // Bound, or not asking for us: shouldProvision says no, so the lease and the lookups are skipped; the
     // sync ends without error, so the claim leaves claimsInProgress as upstream's does. A deleted claim
     // whose last state (the tombstone) was bound elsewhere is not resumed from its in-progress copy.
-    const lastState = entry?.deleted ? (entry.object as PersistentVolumeClaim) : undefined;
     if (!isProvisioningCandidate(config, claim) || (!cached && inProgressSuperseded(config, lastState, record.inProgress))) {
       if (record.inProgress) await records.apply(cluster, uid, { inProgress: null });
       return;
@@ -153,7 +176,6 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
     const writer = new KubeWriter(await ctx.kube.api(cluster, KubeJsonApi), cache, cluster);
 
     const holder = randomUUID();
-    const leaseName = provisioningLeaseName(cluster, uid);
     let lease: Lease | undefined = await ctx.leases.tryAcquire(leaseName, holder, options.provisionLeaseMs);
     if (!lease) {
       ctx.logger.info('another invocation is provisioning this claim', { uid });

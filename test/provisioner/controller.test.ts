@@ -13,7 +13,9 @@ import type { KubeApi } from '../../infra/local/kube-api/index.ts';
 import type { StorageApiHandle } from '../../infra/local/storage-api/server.ts';
 import { MemoryEventRecorder } from '../../lib/kube/recorder.ts';
 import type { ObjectCache } from '../../lib/state/cache.ts';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { LeaseStore } from '../../lib/state/lease.ts';
+import { leasePk } from '../../lib/state/schema.ts';
 import type { StorageOSClient } from '../../lib/storage/storageos/client.ts';
 import { createProvisionerController, provisioningLeaseName, runtimeOptionsFor } from '../../lib/provisioner/controller.ts';
 import { toJson } from '../support/json.ts';
@@ -234,6 +236,70 @@ describe('provisioner controller against the emulator, dynalite and the storage 
     const pv = await core.readPersistentVolume({ name: `pvc-${claim.metadata.uid}` });
     assert.equal(pv.spec!.claimRef!.uid, claim.metadata.uid);
     assert.equal((await records.get(CLUSTER, claim.metadata.uid!)).inProgress, undefined, 'the record is cleared once finished');
+  });
+
+  describe('a claim deleted after an invocation died mid-provision (no in-progress record)', () => {
+    /** Lets the lease of a dead invocation lapse without releasing it, as its expiry would. */
+    const lapse = (uid: string) => db.doc.send(new UpdateCommand({
+      TableName: db.tables.control, Key: { pk: leasePk(provisioningLeaseName(CLUSTER, uid)) },
+      UpdateExpression: 'SET leaseUntil = :zero', ExpressionAttributeValues: { ':zero': 0 },
+    }));
+    const deleteClaim = async (claim: PersistentVolumeClaim) => {
+      await core.deleteNamespacedPersistentVolumeClaim({ name: claim.metadata.name!, namespace: 'default' });
+      await cache.remove(CLUSTER, 'PersistentVolumeClaim', claim, Number(claim.metadata.resourceVersion) + 1000);
+    };
+
+    it('is provisioned to the end from its tombstone, so its backend volume gets a PV and is reclaimed', async () => {
+      const controller = controllerWith();
+      const claim = await createClaim('cut-short', 'local');
+      const pvName = `pvc-${claim.metadata.uid}`;
+      // The invocation creates the backend volume and dies before it saves the PV or any record.
+      let created!: () => void;
+      const volumeCreated = new Promise<void>((resolve) => { created = resolve; });
+      provisioner.override = undefined;
+      const dying: Provisioner = {
+        provision: async (ctx, options) => { await provisioner.inner.provision(ctx, options); created(); return new Promise<ProvisionResult>(() => {}); },
+        delete: (ctx, pv) => provisioner.inner.delete(ctx, pv),
+      };
+      const dead = createProvisionerController({ options: provisionerOptionsFromEnv({ PROVISIONER_BACKEND: 'local' }), provisioner: dying });
+      void reconcile(dead, 'PersistentVolumeClaim', 'default/cut-short').catch(() => undefined);
+      await volumeCreated;
+      assert.equal((await backendVolumes(pvName)).length, 1, 'the backend volume exists');
+      await deleteClaim(claim);
+
+      // While the dead invocation's lease lasts, the deleted claim waits for it.
+      const busy = await reconcile(controller, 'PersistentVolumeClaim', 'default/cut-short', claim.metadata.uid);
+      assert.ok(busy && 'requeueAfterMs' in busy, 'waits for the lease');
+      await lapse(claim.metadata.uid!);
+      await reconcile(controller, 'PersistentVolumeClaim', 'default/cut-short', claim.metadata.uid);
+      const pv = await core.readPersistentVolume({ name: pvName });
+      assert.equal(pv.spec!.claimRef!.uid, claim.metadata.uid, 'the PV names the deleted claim: the binder releases it');
+      assert.equal(pv.spec!.persistentVolumeReclaimPolicy, 'Delete');
+      assert.equal((await backendVolumes(pvName)).length, 1, 'the volume was adopted, not made twice');
+      assert.equal(provisioner.provisions, 1);
+    });
+
+    it('is left alone when its provisioning never started, ended (lease released), or saved its PV (lease kept)', async () => {
+      const controller = controllerWith();
+      const never = await createClaim('never-started', 'local');
+      const ended = await createClaim('ended', 'local');
+      const leases = new LeaseStore({ doc: db.doc, table: db.tables.control });
+      const lease = await leases.acquire(provisioningLeaseName(CLUSTER, ended.metadata.uid!), 'someone', 60_000);
+      await leases.release(lease);
+      for (const claim of [never, ended]) {
+        await deleteClaim(claim);
+        assert.equal(await reconcile(controller, 'PersistentVolumeClaim', `default/${claim.metadata.name}`, claim.metadata.uid), undefined);
+        assert.equal((await backendVolumes(`pvc-${claim.metadata.uid}`)).length, 0, `${claim.metadata.name}: no volume made for a deleted claim`);
+      }
+      assert.equal(provisioner.provisions, 0);
+      // Provisioned, PV saved (its lease kept until it lapses), deleted before the binder bound it.
+      const saved = await createClaim('saved', 'local');
+      await reconcile(controller, 'PersistentVolumeClaim', 'default/saved');
+      await observe('PersistentVolume', `pvc-${saved.metadata.uid}`);
+      await deleteClaim(saved);
+      assert.equal(await reconcile(controller, 'PersistentVolumeClaim', 'default/saved', saved.metadata.uid), undefined, 'no wait for the kept lease');
+      assert.equal(provisioner.provisions, 1, 'provisioned once');
+    });
   });
 
   it('backoff store: when the PV cannot be saved, the backend volume is deleted and the claim retried', async () => {
