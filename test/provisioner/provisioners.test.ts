@@ -154,6 +154,29 @@ describe('storage-backed Provisioners against the embedded control plane', () =>
     });
   });
 
+  describe('local: a volume on the wrong node', () => {
+    it('is removed before rescheduling; if the removal fails, the claim stays in progress (InBackground) until it succeeds', async () => {
+      const p = new LocalProvisioner(storage);
+      const c = claim('misplaced', 'u9');
+      // A previous attempt's volume, placed on node-2; the scheduler now selects node-1.
+      await storage.createVolume({ namespace: 'apps', name: 'pvc-u9', sizeBytes: 1 << 30, labels: { 'csi.storage.k8s.io/pv/name': 'pvc-u9' }, nodeName: 'node-2' });
+      api.faults.add({ method: 'DELETE', path: '/v2/namespaces/*/volumes/*', status: 400, times: Infinity });
+      let result;
+      try {
+        result = await p.provision(ctx, options(c, cls('claimflow.io/local'), 'node-1'));
+      } finally {
+        api.faults.clear();
+      }
+      assert.equal(result.state, 'InBackground', 'not Reschedule: the volume still exists');
+      assert.match(result.error!.message, /^volume was placed on "node-2", not on the selected node "node-1"; removing it failed, retrying: /);
+      assert.equal((await volumesNamed('pvc-u9')).length, 1);
+      const again = await p.provision(ctx, options(c, cls('claimflow.io/local'), 'node-1'));
+      assert.equal(again.state, 'Reschedule');
+      assert.equal(again.error!.message, 'volume was placed on "node-2", not on the selected node "node-1"');
+      assert.equal((await volumesNamed('pvc-u9')).length, 0, 'removed');
+    });
+  });
+
   describe('through the core', () => {
     /** The PV objects the store saves and the volume sync deletes (the emulator comes with the shell). */
     class Objects implements PersistentVolumeCreator, VolumeWriter {

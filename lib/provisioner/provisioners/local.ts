@@ -50,18 +50,31 @@ export class LocalProvisioner implements Provisioner {
     }
     const node = nodes.find((n) => n.id === volume.masterNodeID);
     if (!node || !volume.localPath) {
-      await this.#storage.deleteVolume({ namespace, id: volume.id }, { signal: ctx.signal }).catch(() => undefined);
-      return { state: 'Finished', error: new Error(`volume ${namespace}/${options.pvName} was not placed on a node`) };
+      return await this.#discard(ctx, namespace, volume.id, { state: 'Finished', error: new Error(`volume ${namespace}/${options.pvName} was not placed on a node`) });
     }
     if (selected && node.name !== selected) {
-      await this.#storage.deleteVolume({ namespace, id: volume.id }, { signal: ctx.signal }).catch(() => undefined);
-      return { state: 'Reschedule', error: new Error(`volume was placed on "${node.name}", not on the selected node "${selected}"`) };
+      return await this.#discard(ctx, namespace, volume.id, { state: 'Reschedule', error: new Error(`volume was placed on "${node.name}", not on the selected node "${selected}"`) });
     }
     const pv = basePersistentVolume(options, quantity);
     pv.metadata.annotations = { [annLocalVolume]: `${namespace}/${volume.id}` };
     pv.spec.local = { path: volume.localPath };
     pv.spec.nodeAffinity = { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: hostnameLabel, operator: 'In', values: [node.name] }] }] } };
     return { pv, state: 'Finished' };
+  }
+
+  /**
+   * Removes a volume this claim cannot use and answers `result`. If the removal fails the volume still
+   * exists: the answer is `InBackground` instead, so the claim stays in progress (even if it is deleted
+   * meanwhile) and the next attempt adopts the volume and removes it again; answering `result` would let a
+   * claim deleted before that attempt leak it.
+   */
+  async #discard(ctx: ProvisionContext, namespace: string, id: string, result: ProvisionResult): Promise<ProvisionResult> {
+    try {
+      await this.#storage.deleteVolume({ namespace, id }, { signal: ctx.signal });
+      return result;
+    } catch (err) {
+      return { state: 'InBackground', error: new Error(`${result.error?.message ?? 'unusable volume'}; removing it failed, retrying: ${String(err instanceof Error ? err.message : err)}`, { cause: err }) };
+    }
   }
 
   async delete(ctx: ProvisionContext, pv: PersistentVolume): Promise<void> {
