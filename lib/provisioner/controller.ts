@@ -227,12 +227,26 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
           outcome = { ...outcome, result: 'requeue', error: outcome.rescheduleError, inProgress: 'delete' };
         }
       }
+      // A claim that is gone is provisioned to the end because its volume may exist: a failed attempt keeps
+      // its in-progress record (upstream drops it on a ProvisioningFinished error, and leaks the volume of a
+      // create whose answer was lost if the retry fails before the create, e.g. listing the nodes). Only
+      // success, a stop (the PV exists) or a reschedule (no volume left on this attempt) ends it.
+      if (!cached && outcome.result === 'requeue' && outcome.inProgress === 'delete' && !outcome.updateClaim && !outcome.rescheduleError) {
+        outcome = { ...outcome, inProgress: 'store' };
+      }
       const change: ClaimRecordChange = {};
       if (outcome.inProgress === 'store') change.inProgress = claim;
       else if (outcome.inProgress === 'delete' && record.inProgress) change.inProgress = null;
       if (outcome.slowRetry === 'drop') change.slowRetry = null;
       else if (outcome.slowRetry) change.slowRetry = outcome.slowRetry.add;
-      await records.apply(cluster, uid, change);
+      try {
+        await records.apply(cluster, uid, change);
+      } catch (err) {
+        // The in-progress record is the only trace of a volume that may exist: with it unwritten, the lease
+        // (taken, not released) is kept as that trace until it lapses (see provisioningCutShort).
+        if (change.inProgress) keepLease = true;
+        throw err;
+      }
       await report(ctx, { claim }, outcome.events, outcome.metrics);
       if (outcome.result === 'requeue') throw outcome.error ?? new Error('provisioning failed');
       if (outcome.result === 'stop') ctx.logger.info('provisioning stopped', { reason: outcome.error?.message });

@@ -22,7 +22,7 @@ import { toJson } from '../support/json.ts';
 import type { PersistentVolume, PersistentVolumeClaim } from '../../lib/kube/objects.ts';
 import { provisionerOptionsFromEnv } from '../../lib/provisioner/options.ts';
 import { LocalProvisioner } from '../../lib/provisioner/provisioners/local.ts';
-import { ClaimRecords } from '../../lib/provisioner/records.ts';
+import { ClaimRecords, claimRecordPk } from '../../lib/provisioner/records.ts';
 import type { MetricObservation, ProvisionContext, ProvisionOptions, ProvisionResult, Provisioner } from '../../lib/provisioner/types.ts';
 import type { Dynalite } from '../support/dynalite.ts';
 import { CLUSTER, startProvisionerStack, type ProvisionerStack } from './stack.ts';
@@ -271,12 +271,40 @@ describe('provisioner controller against the emulator, dynalite and the storage 
       const busy = await reconcile(controller, 'PersistentVolumeClaim', 'default/cut-short', claim.metadata.uid);
       assert.ok(busy && 'requeueAfterMs' in busy, 'waits for the lease');
       await lapse(claim.metadata.uid!);
+      // The first attempt to finish it fails before the create (the storage nodes cannot be listed): the
+      // lease is released, so the claim must stay in progress through its record.
+      provisioner.override = { state: 'Finished', error: new Error('nodes: 503') };
+      await assert.rejects(reconcile(controller, 'PersistentVolumeClaim', 'default/cut-short', claim.metadata.uid), /nodes: 503/);
+      const records = new ClaimRecords(db.doc, db.tables.control);
+      assert.equal((await records.get(CLUSTER, claim.metadata.uid!)).inProgress?.metadata.uid, claim.metadata.uid, 'kept in progress');
+      provisioner.override = undefined;
       await reconcile(controller, 'PersistentVolumeClaim', 'default/cut-short', claim.metadata.uid);
       const pv = await core.readPersistentVolume({ name: pvName });
       assert.equal(pv.spec!.claimRef!.uid, claim.metadata.uid, 'the PV names the deleted claim: the binder releases it');
       assert.equal(pv.spec!.persistentVolumeReclaimPolicy, 'Delete');
       assert.equal((await backendVolumes(pvName)).length, 1, 'the volume was adopted, not made twice');
-      assert.equal(provisioner.provisions, 1);
+      assert.equal(provisioner.provisions, 2);
+      assert.equal((await records.get(CLUSTER, claim.metadata.uid!)).inProgress, undefined, 'the record is cleared once finished');
+    });
+
+    it('an in-progress record that cannot be written keeps the lease as the trace of the volume', async () => {
+      const controller = controllerWith();
+      const claim = await createClaim('record-lost', 'local');
+      provisioner.override = { state: 'InBackground', error: new Error('still creating') };
+      const recordPk = claimRecordPk(CLUSTER, claim.metadata.uid!);
+      const send = db.doc.send.bind(db.doc);
+      // DynamoDB refuses the record's write (an outage); everything else goes through.
+      (db.doc as { send: unknown }).send = (command: { input?: { Key?: { pk?: string } } }, ...rest: unknown[]) =>
+        command instanceof UpdateCommand && command.input?.Key?.pk === recordPk
+          ? Promise.reject(Object.assign(new Error('service unavailable'), { name: 'InternalServerError' }))
+          : (send as (...a: unknown[]) => unknown)(command, ...rest);
+      try {
+        await assert.rejects(reconcile(controller, 'PersistentVolumeClaim', 'default/record-lost'), /service unavailable/);
+      } finally {
+        (db.doc as { send: unknown }).send = send;
+      }
+      const lease = await new LeaseStore({ doc: db.doc, table: db.tables.control }).get(provisioningLeaseName(CLUSTER, claim.metadata.uid!));
+      assert.ok(lease?.holder, 'the lease is not released');
     });
 
     it('is left alone when its provisioning never started, ended (lease released), or saved its PV (lease kept)', async () => {
