@@ -121,12 +121,15 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
    * here the lease is durable, so the claim is provisioned to the end and its PV released and reclaimed.
    * Costs two reads, only for a claim deleted before it was bound.
    */
-  async function provisioningCutShort(ctx: RuntimeContext, cache: ObjectCache, cluster: string, uid: string, leaseName: string, lastState: PersistentVolumeClaim): Promise<boolean> {
+  async function provisioningCutShort(ctx: RuntimeContext, request: ReconcileRequest, cache: ObjectCache, leaseName: string, uid: string, lastState: PersistentVolumeClaim): Promise<boolean> {
     if (lastState.metadata.uid !== uid || !isProvisioningCandidate(config, lastState)) return false;
     const lease = await ctx.leases.get(leaseName);
     if (!lease?.holder) return false;
     // A PV entry, even a tombstone, means the volume was saved (a kept lease) and is reclaimed through it.
-    return await cache.get(cluster, 'PersistentVolume', volumeName(config, lastState)) === undefined;
+    // The runtime's prefetch is good enough here: a PV saved since is found by the sync's own read.
+    const pvName = volumeName(config, lastState);
+    const prefetched = request.prefetched?.cache.get(prefetchKey('PersistentVolume', pvName));
+    return (prefetched !== undefined ? (prefetched ?? undefined) : await cache.get(request.cluster, 'PersistentVolume', pvName)) === undefined;
   }
 
   async function reconcileClaim(request: ReconcileRequest, ctx: RuntimeContext): Promise<ReconcileResult> {
@@ -157,7 +160,7 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
     const lastState = entry?.deleted ? (entry.object as PersistentVolumeClaim) : undefined;
     const leaseName = provisioningLeaseName(cluster, uid);
     let claim = resolveClaim(cached, record.inProgress);
-    if (!claim && lastState && await provisioningCutShort(ctx, cache, cluster, uid, leaseName, lastState)) {
+    if (!claim && lastState && await provisioningCutShort(ctx, request, cache, leaseName, uid, lastState)) {
       ctx.logger.info('claim deleted while its provisioning was cut short: provisioning it to the end so its volume is reclaimed', { uid });
       claim = lastState;
     }
@@ -227,11 +230,12 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
           outcome = { ...outcome, result: 'requeue', error: outcome.rescheduleError, inProgress: 'delete' };
         }
       }
-      // A claim that is gone is provisioned to the end because its volume may exist: a failed attempt keeps
-      // its in-progress record (upstream drops it on a ProvisioningFinished error, and leaks the volume of a
-      // create whose answer was lost if the retry fails before the create, e.g. listing the nodes). Only
-      // success, a stop (the PV exists) or a reschedule (no volume left on this attempt) ends it.
-      if (!cached && outcome.result === 'requeue' && outcome.inProgress === 'delete' && !outcome.updateClaim && !outcome.rescheduleError) {
+      // A claim that is gone is provisioned to the end because its volume may exist: every failed attempt
+      // stores its in-progress record (upstream drops it on a ProvisioningFinished error, and leaks the
+      // volume of a create whose answer was lost if the retry fails before the create, e.g. listing the
+      // nodes; a resumed claim whose class is gone would otherwise keep no record at all). Only success, a
+      // stop (the PV exists) or a reschedule ends it.
+      if (!cached && outcome.result === 'requeue' && outcome.inProgress !== 'store' && !outcome.updateClaim && !outcome.rescheduleError) {
         outcome = { ...outcome, inProgress: 'store' };
       }
       const change: ClaimRecordChange = {};

@@ -249,21 +249,41 @@ describe('provisioner controller against the emulator, dynalite and the storage 
       await cache.remove(CLUSTER, 'PersistentVolumeClaim', claim, Number(claim.metadata.resourceVersion) + 1000);
     };
 
-    it('is provisioned to the end from its tombstone, so its backend volume gets a PV and is reclaimed', async () => {
-      const controller = controllerWith();
-      const claim = await createClaim('cut-short', 'local');
-      const pvName = `pvc-${claim.metadata.uid}`;
-      // The invocation creates the backend volume and dies before it saves the PV or any record.
+    /** An invocation that creates the claim's backend volume and dies before it saves the PV or any record. */
+    const dieAfterCreate = async (name: string) => {
       let created!: () => void;
       const volumeCreated = new Promise<void>((resolve) => { created = resolve; });
-      provisioner.override = undefined;
       const dying: Provisioner = {
         provision: async (ctx, options) => { await provisioner.inner.provision(ctx, options); created(); return new Promise<ProvisionResult>(() => {}); },
         delete: (ctx, pv) => provisioner.inner.delete(ctx, pv),
       };
       const dead = createProvisionerController({ options: provisionerOptionsFromEnv({ PROVISIONER_BACKEND: 'local' }), provisioner: dying });
-      void reconcile(dead, 'PersistentVolumeClaim', 'default/cut-short').catch(() => undefined);
+      void reconcile(dead, 'PersistentVolumeClaim', `default/${name}`).catch(() => undefined);
       await volumeCreated;
+    };
+
+    it('keeps the claim in progress when its class is gone from the cache, and finishes once it is back', async () => {
+      const controller = controllerWith();
+      await stack.createClass('local-doomed', NAME, { reclaimPolicy: 'Delete' });
+      const claim = await createClaim('classless', 'local-doomed');
+      await dieAfterCreate('classless');
+      await deleteClaim(claim);
+      await lapse(claim.metadata.uid!);
+      const cls = await observe('StorageClass', 'local-doomed');
+      await cache.remove(CLUSTER, 'StorageClass', cls, Number(cls.metadata.resourceVersion) + 1000);
+      await assert.rejects(reconcile(controller, 'PersistentVolumeClaim', 'default/classless', claim.metadata.uid), /local-doomed/);
+      const records = new ClaimRecords(db.doc, db.tables.control);
+      assert.equal((await records.get(CLUSTER, claim.metadata.uid!)).inProgress?.metadata.uid, claim.metadata.uid, 'kept in progress');
+      await cache.put(CLUSTER, 'StorageClass', { ...cls, metadata: { ...cls.metadata, resourceVersion: String(Number(cls.metadata.resourceVersion) + 2000) } });
+      await reconcile(controller, 'PersistentVolumeClaim', 'default/classless', claim.metadata.uid);
+      assert.equal((await core.readPersistentVolume({ name: `pvc-${claim.metadata.uid}` })).spec!.claimRef!.uid, claim.metadata.uid);
+    });
+
+    it('is provisioned to the end from its tombstone, so its backend volume gets a PV and is reclaimed', async () => {
+      const controller = controllerWith();
+      const claim = await createClaim('cut-short', 'local');
+      const pvName = `pvc-${claim.metadata.uid}`;
+      await dieAfterCreate('cut-short');
       assert.equal((await backendVolumes(pvName)).length, 1, 'the backend volume exists');
       await deleteClaim(claim);
 
