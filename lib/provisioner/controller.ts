@@ -20,7 +20,7 @@ import { randomUUID } from 'node:crypto';
 import type { InvolvedObject } from '../kube/recorder.ts';
 import type { RuntimeContext, SqsHandlerOptions } from '../runtime/handler.ts';
 import type { Controller, ReconcileRequest, ReconcileResult } from '../runtime/reconcile.ts';
-import type { Lease } from '../state/lease.ts';
+import { LeaseHeldError, type Lease } from '../state/lease.ts';
 import { ObjectCache } from '../state/cache.ts';
 import { SyncMarkers } from '../state/sync.ts';
 import { indexAttributes } from '../kube/cache-index.ts';
@@ -65,8 +65,25 @@ export interface ProvisionerControllerDeps {
 /** The controller's name: its backoff records, metrics dimension and REQUEUE address. */
 export const CONTROLLER_NAME = PROVISIONER_WRITER;
 
-/** Requeue delay when another invocation holds the claim's provisioning lease. */
+/** Requeue delay when another invocation holds the claim's provisioning lease and is still renewing it. */
 const LEASE_BUSY_REQUEUE_MS = 5_000;
+
+/** How often a provisioning renews its lease: every third of its length (at least every second). */
+const leaseRenewalMs = (leaseMs: number): number => Math.max(1000, Math.floor(leaseMs / 3));
+
+/**
+ * How long to wait for a provisioning lease someone else holds. A holder that is running renews it every
+ * {@link leaseRenewalMs}, so its lease always has more than `leaseMs - renewal` left; with less (and a poll
+ * of slack for a slow renewal), the holder stopped renewing: an invocation killed or timed out, or one that
+ * saved its PV and kept the lease. Nothing frees such a lease before it lapses, so the claim waits for its
+ * expiry in one step instead of polling it every few seconds (about five DynamoDB requests a poll).
+ */
+export function leaseBusyDelayMs(leaseMs: number, expiresAt: number | undefined, now: number): number {
+  const poll = Math.min(LEASE_BUSY_REQUEUE_MS, leaseMs);
+  const left = (expiresAt ?? 0) - now;
+  const renewedWithin = leaseMs - leaseRenewalMs(leaseMs) - poll;
+  return left > 0 && left < renewedWithin ? left + poll : poll;
+}
 
 /** `lease#provision#<cluster>#<uid>`: the name of a claim's provisioning lease. */
 export const provisioningLeaseName = (cluster: string, uid: string): string => `provision#${cluster}#${uid}`;
@@ -179,17 +196,21 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
     const writer = new KubeWriter(await ctx.kube.api(cluster, KubeJsonApi), cache, cluster);
 
     const holder = randomUUID();
-    let lease: Lease | undefined = await ctx.leases.tryAcquire(leaseName, holder, options.provisionLeaseMs);
-    if (!lease) {
-      ctx.logger.info('another invocation is provisioning this claim', { uid });
-      return { requeueAfterMs: Math.min(LEASE_BUSY_REQUEUE_MS, options.provisionLeaseMs) };
+    let lease: Lease | undefined;
+    try {
+      lease = await ctx.leases.acquire(leaseName, holder, options.provisionLeaseMs);
+    } catch (err) {
+      if (!(err instanceof LeaseHeldError)) throw err;
+      const requeueAfterMs = leaseBusyDelayMs(options.provisionLeaseMs, err.expiresAt, clock());
+      ctx.logger.info('another invocation is provisioning this claim', { uid, requeueAfterMs });
+      return { requeueAfterMs };
     }
     // Kept after a provisioning that saved its PV: the claim binds next and asks for nothing more, and the
     // lease lapses by itself (one DynamoDB write less per claim); a duplicate or stale message meanwhile waits.
     let keepLease = false;
     const renewal = setInterval(() => {
       if (lease) ctx.leases.renew(lease, options.provisionLeaseMs).then((l) => { lease = l; }, (err: unknown) => ctx.logger.warn('provisioning lease not renewed', { error: String(err) }));
-    }, Math.max(1000, Math.floor(options.provisionLeaseMs / 3)));
+    }, leaseRenewalMs(options.provisionLeaseMs));
     renewal.unref();
     try {
       // A class's provisioner, parameters and policies are immutable: the copy read before the lease will do.

@@ -17,7 +17,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { LeaseStore } from '../../lib/state/lease.ts';
 import { leasePk } from '../../lib/state/schema.ts';
 import type { StorageOSClient } from '../../lib/storage/storageos/client.ts';
-import { createProvisionerController, provisioningLeaseName, runtimeOptionsFor } from '../../lib/provisioner/controller.ts';
+import { createProvisionerController, leaseBusyDelayMs, provisioningLeaseName, runtimeOptionsFor } from '../../lib/provisioner/controller.ts';
 import { toJson } from '../support/json.ts';
 import type { PersistentVolume, PersistentVolumeClaim } from '../../lib/kube/objects.ts';
 import { provisionerOptionsFromEnv } from '../../lib/provisioner/options.ts';
@@ -146,7 +146,8 @@ describe('provisioner controller against the emulator, dynalite and the storage 
     const controller = controllerWith();
     const claim = await createClaim('busy', 'local');
     const leases = new LeaseStore({ doc: db.doc, table: db.tables.control });
-    const held = await leases.acquire(provisioningLeaseName(CLUSTER, claim.metadata.uid!), 'another-invocation', 60_000);
+    // Taken just now for the controller's own lease length: a running holder, polled every 5 s.
+    const held = await leases.acquire(provisioningLeaseName(CLUSTER, claim.metadata.uid!), 'another-invocation', 5 * 60_000);
     const result = await reconcile(controller, 'PersistentVolumeClaim', 'default/busy');
     assert.deepEqual(result, { requeueAfterMs: 5_000 });
     assert.equal(provisioner.provisions, 0);
@@ -287,9 +288,17 @@ describe('provisioner controller against the emulator, dynalite and the storage 
       assert.equal((await backendVolumes(pvName)).length, 1, 'the backend volume exists');
       await deleteClaim(claim);
 
-      // While the dead invocation's lease lasts, the deleted claim waits for it.
+      // While the dead invocation's lease lasts, the deleted claim waits for it: polled while it looks
+      // renewed (a running holder), waited out in one step once it has missed a renewal.
       const busy = await reconcile(controller, 'PersistentVolumeClaim', 'default/cut-short', claim.metadata.uid);
-      assert.ok(busy && 'requeueAfterMs' in busy, 'waits for the lease');
+      assert.deepEqual(busy, { requeueAfterMs: 5_000 }, 'a lease taken just now: polled');
+      await db.doc.send(new UpdateCommand({
+        TableName: db.tables.control, Key: { pk: leasePk(provisioningLeaseName(CLUSTER, claim.metadata.uid!)) },
+        UpdateExpression: 'SET leaseUntil = :until', ExpressionAttributeValues: { ':until': Date.now() + 60_000 },
+      }));
+      const stale = await reconcile(controller, 'PersistentVolumeClaim', 'default/cut-short', claim.metadata.uid);
+      assert.ok(stale && 'requeueAfterMs' in stale && stale.requeueAfterMs > 60_000 && stale.requeueAfterMs <= 65_000,
+        `a lease not renewed for 4 min of 5: waited out until it lapses (${JSON.stringify(stale)})`);
       await lapse(claim.metadata.uid!);
       // The first attempt to finish it fails before the create (the storage nodes cannot be listed): the
       // lease is released, so the claim must stay in progress through its record.
@@ -386,4 +395,23 @@ describe('provisioner controller against the emulator, dynalite and the storage 
     assert.deepEqual(runtimeOptionsFor(provisionerOptionsFromEnv({})), { limiter: { baseDelayMs: 15_000, maxDelayMs: 1_000_000 }, maxFailures: 16 });
     assert.deepEqual(runtimeOptionsFor(provisionerOptionsFromEnv({ PROVISIONER_FAILED_DELETE_THRESHOLD: '0' })).maxFailures, 0);
   });
+});
+
+describe('leaseBusyDelayMs: how long a claim waits for a lease someone else holds', () => {
+  const now = 1_000_000;
+  const table: Array<{ name: string; leaseMs: number; left: number | undefined; want: number }> = [
+    { name: 'just taken: the holder runs, poll', leaseMs: 300_000, left: 300_000, want: 5_000 },
+    { name: 'renewed a renewal ago, with a poll of slack: poll', leaseMs: 300_000, left: 195_000, want: 5_000 },
+    { name: 'missed a renewal: wait until it lapses, plus a poll', leaseMs: 300_000, left: 194_000, want: 199_000 },
+    { name: 'about to lapse', leaseMs: 300_000, left: 1, want: 5_001 },
+    { name: 'lapsed meanwhile (taken by another since): poll', leaseMs: 300_000, left: 0, want: 5_000 },
+    { name: 'expiry unknown (the record vanished): poll', leaseMs: 300_000, left: undefined, want: 5_000 },
+    { name: 'a lease shorter than a poll and a renewal: always poll, at most its length', leaseMs: 3_000, left: 500, want: 3_000 },
+    { name: 'a 60 s lease not renewed for 40 s', leaseMs: 60_000, left: 20_000, want: 25_000 },
+  ];
+  for (const t of table) {
+    it(t.name, () => {
+      assert.equal(leaseBusyDelayMs(t.leaseMs, t.left === undefined ? undefined : now + t.left, now), t.want);
+    });
+  }
 });
