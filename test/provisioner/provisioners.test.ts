@@ -152,6 +152,32 @@ describe('storage-backed Provisioners against the embedded control plane', () =>
       assert.equal(result.error?.message, 'node "node-9" holds no local storage');
       assert.equal((await volumesNamed('pvc-u8')).length, 0);
     });
+
+    it('before rescheduling, removes a volume an earlier attempt made (cut short after the create), and stays in progress while that fails', async () => {
+      const p = new LocalProvisioner(storage);
+      const c = claim('wfc-cut', 'u10');
+      // An attempt killed after its create on node-1; node-1 has since left the storage cluster.
+      await storage.createVolume({ namespace: 'apps', name: 'pvc-u10', sizeBytes: 1 << 30, labels: { 'csi.storage.k8s.io/pv/name': 'pvc-u10' }, nodeName: 'node-1' });
+      for (const [fault, want] of [
+        [{ method: 'GET', path: '/v2/namespaces/*/volumes', status: 400, times: Infinity }, /^node "node-9" holds no local storage; looking up an earlier attempt's volume failed, retrying: /],
+        [{ method: 'DELETE', path: '/v2/namespaces/*/volumes/*', status: 400, times: Infinity }, /^node "node-9" holds no local storage; removing it failed, retrying: /],
+      ] as const) {
+        api.faults.add(fault);
+        let result;
+        try {
+          result = await p.provision(ctx, options(c, cls('claimflow.io/local'), 'node-9'));
+        } finally {
+          api.faults.clear();
+        }
+        assert.equal(result.state, 'InBackground', `not Reschedule while the volume may exist (${fault.method})`);
+        assert.match(result.error!.message, want);
+        assert.equal((await volumesNamed('pvc-u10')).length, 1);
+      }
+      const again = await p.provision(ctx, options(c, cls('claimflow.io/local'), 'node-9'));
+      assert.equal(again.state, 'Reschedule');
+      assert.equal(again.error!.message, 'node "node-9" holds no local storage');
+      assert.equal((await volumesNamed('pvc-u10')).length, 0, 'removed');
+    });
   });
 
   describe('local: a volume on the wrong node', () => {

@@ -2,7 +2,8 @@
  * The `local` Provisioner: a directory on the local storage control plane exposed as a `local` PV with
  * node affinity to the node that holds it (the volume's master node). For a WaitForFirstConsumer claim
  * the scheduler's node is the placement hint; if that node is not a storage node (or the control plane
- * placed the volume elsewhere) the claim is rescheduled (`Reschedule`), so the scheduler picks again.
+ * placed the volume elsewhere) the claim is rescheduled (`Reschedule`), so the scheduler picks again;
+ * a volume an earlier attempt left is removed first, since `Reschedule` promises none is left.
  * A claim with `spec.selector` is refused (`claim Selector is not supported`), as csi-provisioner does.
  *
  * @example
@@ -11,7 +12,7 @@
 import { IgnoredError } from '../errors.ts';
 import type { PersistentVolume } from '../../kube/objects.ts';
 import type { ProvisionContext, ProvisionOptions, ProvisionResult, Provisioner } from '../types.ts';
-import type { NodeLabels, VolumeProvisioner } from '../../storage/types.ts';
+import { LABELS, type NodeLabels, type VolumeProvisioner } from '../../storage/types.ts';
 import { basePersistentVolume, createFailure, createOrAdopt, csiLabels, mapStorageError, refuseSelector, requestedBytes } from './common.ts';
 
 /** Annotation on the PV recording the backing volume (`<namespace>/<id>`), used by `delete`. */
@@ -32,10 +33,21 @@ export class LocalProvisioner implements Provisioner {
     const { bytes, quantity } = requestedBytes(options.pvc);
     const nodes = await this.#storage.listNodes({ signal: ctx.signal }).catch((err: unknown) => { throw mapStorageError(err); });
     const selected = options.selectedNodeName;
-    if (selected && !nodes.some((n) => n.name === selected && n.health === 'online')) {
-      return { state: 'Reschedule', error: new Error(`node "${selected}" holds no local storage`) };
-    }
     const namespace = options.pvc.metadata.namespace ?? 'default';
+    if (selected && !nodes.some((n) => n.name === selected && n.health === 'online')) {
+      const reschedule: ProvisionResult = { state: 'Reschedule', error: new Error(`node "${selected}" holds no local storage`) };
+      // `Reschedule` promises that no volume is left, and an earlier attempt cut short (its invocation
+      // killed after the create) may have made one while the node was usable: it is looked up and removed
+      // first. Without an answer, whether it exists is unknown, so the claim stays in progress.
+      let earlier;
+      try {
+        earlier = await this.#storage.getVolumeByName(namespace, options.pvName, { signal: ctx.signal });
+      } catch (err) {
+        return { state: 'InBackground', error: new Error(`${reschedule.error!.message}; looking up an earlier attempt's volume failed, retrying: ${String(err instanceof Error ? err.message : err)}`, { cause: err }) };
+      }
+      const owner = earlier?.labels[LABELS.pvName];
+      return earlier && (owner === undefined || owner === options.pvName) ? await this.#discard(ctx, namespace, earlier.id, reschedule) : reschedule;
+    }
     let volume;
     try {
       volume = await createOrAdopt(this.#storage, {
