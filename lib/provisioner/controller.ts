@@ -153,7 +153,14 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
     const { cluster } = request;
     const cache = new ObjectCache(ctx.doc, ctx.tables.cache, { indexer: indexAttributes });
     // The runtime read the entry (and the prefetched items) in one request just before this reconcile.
-    const entry = request.cached !== undefined ? (request.cached ?? undefined) : await cache.get(cluster, 'PersistentVolumeClaim', request.key);
+    const found = request.cached !== undefined ? (request.cached ?? undefined) : await cache.get(cluster, 'PersistentVolumeClaim', request.key);
+    // A message about an earlier claim of this name (deleted and created again before the message's turn,
+    // e.g. a StatefulSet's claim): the entry is the new claim's, so that earlier one is treated as gone
+    // under its own UID, which keys its in-progress record; the new claim's own message comes after it.
+    const entryUid = found?.uid;
+    const earlierClaim = Boolean(request.event.uid && entryUid && request.event.uid !== entryUid);
+    if (earlierClaim) ctx.logger.info('message about an earlier claim of this name: handled as deleted', { uid: request.event.uid, current: entryUid });
+    const entry = earlierClaim ? undefined : found;
     const cached = entry && !entry.deleted ? (entry.object as PersistentVolumeClaim) : undefined;
     // A deleted claim: the tombstone (or the message) still names its UID, which keys its in-progress record.
     const uid = cached?.metadata.uid ?? (entry?.uid || request.event.uid);

@@ -239,6 +239,27 @@ describe('provisioner controller against the emulator, dynalite and the storage 
     assert.equal((await records.get(CLUSTER, claim.metadata.uid!)).inProgress, undefined, 'the record is cleared once finished');
   });
 
+  it('a claim deleted and created again under its name: the earlier one is provisioned to the end under its own UID', async () => {
+    const controller = controllerWith();
+    const first = await createClaim('again', 'local');
+    provisioner.override = { state: 'InBackground', error: new Error('still creating') };
+    await assert.rejects(reconcile(controller, 'PersistentVolumeClaim', 'default/again', first.metadata.uid), /still creating/);
+    provisioner.override = undefined;
+    // Deleted, and created again before the deletion's message had its turn: the cache holds the new one.
+    await core.deleteNamespacedPersistentVolumeClaim({ name: 'again', namespace: 'default' });
+    const second = await createClaim('again', 'local');
+    assert.notEqual(second.metadata.uid, first.metadata.uid);
+    assert.equal(await reconcile(controller, 'PersistentVolumeClaim', 'default/again', first.metadata.uid), undefined);
+    const pv = await core.readPersistentVolume({ name: `pvc-${first.metadata.uid}` });
+    assert.equal(pv.spec!.claimRef!.uid, first.metadata.uid, 'the earlier claim\'s volume has its PV, which the binder releases');
+    const records = new ClaimRecords(db.doc, db.tables.control);
+    assert.equal((await records.get(CLUSTER, first.metadata.uid!)).inProgress, undefined, 'the record is cleared once finished');
+    assert.equal(provisioner.provisions, 2, 'the new claim is not provisioned by the earlier one\'s message');
+    // The new claim's own message.
+    await reconcile(controller, 'PersistentVolumeClaim', 'default/again', second.metadata.uid);
+    assert.equal((await core.readPersistentVolume({ name: `pvc-${second.metadata.uid}` })).spec!.claimRef!.uid, second.metadata.uid);
+  });
+
   describe('a claim deleted after an invocation died mid-provision (no in-progress record)', () => {
     /** Lets the lease of a dead invocation lapse without releasing it, as its expiry would. */
     const lapse = (uid: string) => db.doc.send(new UpdateCommand({
