@@ -68,8 +68,12 @@ export const CONTROLLER_NAME = PROVISIONER_WRITER;
 /** Requeue delay when another invocation holds the claim's provisioning lease and is still renewing it. */
 const LEASE_BUSY_REQUEUE_MS = 5_000;
 
-/** How often a provisioning renews its lease: every third of its length (at least every second). */
-const leaseRenewalMs = (leaseMs: number): number => Math.max(1000, Math.floor(leaseMs / 3));
+/**
+ * How often a provisioning renews its lease: every third of its length, but at least every 15 s, so a
+ * holder that stopped is told from a running one within 20 s (see {@link leaseBusyDelayMs}); only a
+ * provisioning that runs longer than that renews at all (one UpdateItem per 15 s).
+ */
+const leaseRenewalMs = (leaseMs: number): number => Math.max(1000, Math.min(15_000, Math.floor(leaseMs / 3)));
 
 /**
  * How long to wait for a provisioning lease someone else holds. A holder that is running renews it every

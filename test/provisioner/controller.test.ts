@@ -319,7 +319,7 @@ describe('provisioner controller against the emulator, dynalite and the storage 
       }));
       const stale = await reconcile(controller, 'PersistentVolumeClaim', 'default/cut-short', claim.metadata.uid);
       assert.ok(stale && 'requeueAfterMs' in stale && stale.requeueAfterMs > 60_000 && stale.requeueAfterMs <= 65_000,
-        `a lease not renewed for 4 min of 5: waited out until it lapses (${JSON.stringify(stale)})`);
+        `a lease not renewed for 4 min (renewals every 15 s): waited out until it lapses (${JSON.stringify(stale)})`);
       await lapse(claim.metadata.uid!);
       // The first attempt to finish it fails before the create (the storage nodes cannot be listed): the
       // lease is released, so the claim must stay in progress through its record.
@@ -422,13 +422,15 @@ describe('leaseBusyDelayMs: how long a claim waits for a lease someone else hold
   const now = 1_000_000;
   const table: Array<{ name: string; leaseMs: number; left: number | undefined; want: number }> = [
     { name: 'just taken: the holder runs, poll', leaseMs: 300_000, left: 300_000, want: 5_000 },
-    { name: 'renewed a renewal ago, with a poll of slack: poll', leaseMs: 300_000, left: 195_000, want: 5_000 },
-    { name: 'missed a renewal: wait until it lapses, plus a poll', leaseMs: 300_000, left: 194_000, want: 199_000 },
+    { name: 'renewed a renewal (15 s) ago, with a poll of slack: poll', leaseMs: 300_000, left: 280_000, want: 5_000 },
+    { name: 'missed a renewal: wait until it lapses, plus a poll', leaseMs: 300_000, left: 279_000, want: 284_000 },
     { name: 'about to lapse', leaseMs: 300_000, left: 1, want: 5_001 },
     { name: 'lapsed meanwhile (taken by another since): poll', leaseMs: 300_000, left: 0, want: 5_000 },
     { name: 'expiry unknown (the record vanished): poll', leaseMs: 300_000, left: undefined, want: 5_000 },
     { name: 'a lease shorter than a poll and a renewal: always poll, at most its length', leaseMs: 3_000, left: 500, want: 3_000 },
     { name: 'a 60 s lease not renewed for 40 s', leaseMs: 60_000, left: 20_000, want: 25_000 },
+    { name: 'a 60 s lease renewed 15 s ago', leaseMs: 60_000, left: 45_000, want: 5_000 },
+    { name: 'a 30 s lease (renewed every 10 s) not renewed for 16 s', leaseMs: 30_000, left: 14_000, want: 19_000 },
   ];
   for (const t of table) {
     it(t.name, () => {
