@@ -21,7 +21,7 @@ import type { InvolvedObject } from '../kube/recorder.ts';
 import type { RuntimeContext, SqsHandlerOptions } from '../runtime/handler.ts';
 import type { Controller, ReconcileRequest, ReconcileResult } from '../runtime/reconcile.ts';
 import { LeaseHeldError, type Lease } from '../state/lease.ts';
-import { ObjectCache } from '../state/cache.ts';
+import { ObjectCache, type CachedObject } from '../state/cache.ts';
 import { SyncMarkers } from '../state/sync.ts';
 import { indexAttributes } from '../kube/cache-index.ts';
 import { KubeJsonApi } from '../kube/json-api.ts';
@@ -33,7 +33,7 @@ import { KubeWriter, PROVISIONER_WRITER } from './kube-writer.ts';
 import { emitObservations } from './metrics.ts';
 import type { PersistentVolume, PersistentVolumeClaim, StorageClass } from '../kube/objects.ts';
 import { coreConfig, createProvisionedPVBackoff, DEFAULTS, timeMarginMsFromEnv, type ProvisionerOptions } from './options.ts';
-import { ClaimRecords, claimRecordPk, type ClaimRecordChange } from './records.ts';
+import { ClaimRecords, claimRecordPk, type ClaimRecord, type ClaimRecordChange } from './records.ts';
 import { prefetchKey } from '../state/key-state.ts';
 import { BackoffStore, QueueStore } from './store.ts';
 import { syncClaim, type VolumeStore } from './sync-claim.ts';
@@ -70,22 +70,24 @@ const LEASE_BUSY_REQUEUE_MS = 5_000;
 
 /**
  * How often a provisioning renews its lease: every third of its length, but at least every 15 s, so a
- * holder that stopped is told from a running one within 20 s (see {@link leaseBusyDelayMs}); only a
+ * holder that stopped is told from a running one within 35 s (see {@link leaseBusyDelayMs}); only a
  * provisioning that runs longer than that renews at all (one UpdateItem per 15 s).
  */
 const leaseRenewalMs = (leaseMs: number): number => Math.max(1000, Math.min(15_000, Math.floor(leaseMs / 3)));
 
 /**
  * How long to wait for a provisioning lease someone else holds. A holder that is running renews it every
- * {@link leaseRenewalMs}, so its lease always has more than `leaseMs - renewal` left; with less (and a poll
- * of slack for a slow renewal), the holder stopped renewing: an invocation killed or timed out, or one that
- * saved its PV and kept the lease. Nothing frees such a lease before it lapses, so the claim waits for its
- * expiry in one step instead of polling it every few seconds (about five DynamoDB requests a poll).
+ * {@link leaseRenewalMs}, so its lease always has more than `leaseMs - renewal` left; with less than
+ * `leaseMs - 2 × renewal` (and a poll of slack) the holder missed two renewals in a row, which a slow or
+ * failed renewal, a version renewing less often or a few seconds of clock skew do not explain: it stopped
+ * (killed, timed out, or it saved its PV and kept the lease). Nothing frees such a lease before it lapses,
+ * so the claim waits for its expiry in one step instead of polling it every few seconds (about five
+ * DynamoDB requests a poll).
  */
 export function leaseBusyDelayMs(leaseMs: number, expiresAt: number | undefined, now: number): number {
   const poll = Math.min(LEASE_BUSY_REQUEUE_MS, leaseMs);
   const left = (expiresAt ?? 0) - now;
-  const renewedWithin = leaseMs - leaseRenewalMs(leaseMs) - poll;
+  const renewedWithin = leaseMs - 2 * leaseRenewalMs(leaseMs) - poll;
   return left > 0 && left < renewedWithin ? left + poll : poll;
 }
 
@@ -153,25 +155,45 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
     return (prefetched !== undefined ? (prefetched ?? undefined) : await cache.get(request.cluster, 'PersistentVolume', pvName)) === undefined;
   }
 
+  /**
+   * A message about an earlier claim of this name (deleted and created again before the message's turn, e.g.
+   * a StatefulSet's claim): the cache entry is the new claim's. When that earlier claim left work to finish
+   * under its UID (an unsaved PV, an in-progress record, or a provisioning cut short: the message's own copy
+   * of it, a DELETED's last state, stands in for the tombstone), the message finishes it as a deleted claim;
+   * otherwise it reconciles the current claim, as any message for the name does.
+   */
+  async function earlierClaim(
+    ctx: RuntimeContext, request: ReconcileRequest, cache: ObjectCache, found: CachedObject | undefined, readRecord: (uid: string) => Promise<ClaimRecord>,
+  ): Promise<{ uid: string; record: ClaimRecord; lastState?: PersistentVolumeClaim; cutShort: boolean } | undefined> {
+    const uid = request.event.uid;
+    if (!uid || !found?.uid || uid === found.uid) return undefined;
+    const record = await readRecord(uid);
+    const sent = request.event.object as PersistentVolumeClaim | undefined;
+    const lastState = sent?.metadata?.uid === uid ? sent : undefined;
+    const cutShort = !record.pendingVolume && !record.inProgress && lastState !== undefined
+      && await provisioningCutShort(ctx, request, cache, provisioningLeaseName(request.cluster, uid), uid, lastState);
+    if (!record.pendingVolume && !record.inProgress && !cutShort) return undefined;
+    ctx.logger.info('message about an earlier claim of this name, which left provisioning to finish: handled as deleted', { uid, current: found.uid });
+    return { uid, record, ...(lastState ? { lastState } : {}), cutShort };
+  }
+
   async function reconcileClaim(request: ReconcileRequest, ctx: RuntimeContext): Promise<ReconcileResult> {
     const { cluster } = request;
     const cache = new ObjectCache(ctx.doc, ctx.tables.cache, { indexer: indexAttributes });
     // The runtime read the entry (and the prefetched items) in one request just before this reconcile.
     const found = request.cached !== undefined ? (request.cached ?? undefined) : await cache.get(cluster, 'PersistentVolumeClaim', request.key);
-    // A message about an earlier claim of this name (deleted and created again before the message's turn,
-    // e.g. a StatefulSet's claim): the entry is the new claim's, so that earlier one is treated as gone
-    // under its own UID, which keys its in-progress record; the new claim's own message comes after it.
-    const entryUid = found?.uid;
-    const earlierClaim = Boolean(request.event.uid && entryUid && request.event.uid !== entryUid);
-    if (earlierClaim) ctx.logger.info('message about an earlier claim of this name: handled as deleted', { uid: request.event.uid, current: entryUid });
-    const entry = earlierClaim ? undefined : found;
+    const records = new ClaimRecords(ctx.doc, ctx.tables.control, clock);
+    const readRecord = (uid: string): Promise<ClaimRecord> => {
+      const prefetched = request.prefetched?.control.get(claimRecordPk(cluster, uid));
+      return prefetched !== undefined ? Promise.resolve(ClaimRecords.fromItem(prefetched)) : records.get(cluster, uid);
+    };
+    const earlier = await earlierClaim(ctx, request, cache, found, readRecord);
+    const entry = earlier ? undefined : found;
     const cached = entry && !entry.deleted ? (entry.object as PersistentVolumeClaim) : undefined;
     // A deleted claim: the tombstone (or the message) still names its UID, which keys its in-progress record.
-    const uid = cached?.metadata.uid ?? (entry?.uid || request.event.uid);
+    const uid = earlier?.uid ?? cached?.metadata.uid ?? (entry?.uid || request.event.uid);
     if (!uid) return;
-    const records = new ClaimRecords(ctx.doc, ctx.tables.control, clock);
-    const prefetchedRecord = request.prefetched?.control.get(claimRecordPk(cluster, uid));
-    const record = prefetchedRecord !== undefined ? ClaimRecords.fromItem(prefetchedRecord) : await records.get(cluster, uid);
+    const record = earlier?.record ?? await readRecord(uid);
 
     // A PV provisioned earlier but not saved yet (the queue store, or the backoff store out of Lambda time)
     // is saved before anything else, even when its claim is gone meanwhile: its volume exists, and the PV
@@ -185,10 +207,10 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
       return;
     }
 
-    const lastState = entry?.deleted ? (entry.object as PersistentVolumeClaim) : undefined;
+    const lastState = earlier ? earlier.lastState : entry?.deleted ? (entry.object as PersistentVolumeClaim) : undefined;
     const leaseName = provisioningLeaseName(cluster, uid);
     let claim = resolveClaim(cached, record.inProgress);
-    if (!claim && lastState && await provisioningCutShort(ctx, request, cache, leaseName, uid, lastState)) {
+    if (!claim && lastState && (earlier ? earlier.cutShort : await provisioningCutShort(ctx, request, cache, leaseName, uid, lastState))) {
       ctx.logger.info('claim deleted while its provisioning was cut short: provisioning it to the end so its volume is reclaimed', { uid });
       claim = lastState;
     }

@@ -75,8 +75,8 @@ describe('provisioner controller against the emulator, dynalite and the storage 
     return createProvisionerController({ options, provisioner, onMetric: (m) => observed.push(m) });
   }
 
-  const reconcile = (controller: ReturnType<typeof controllerWith>, kind: Parameters<ProvisionerStack['reconcile']>[1], key: string, uid = '') =>
-    stack.reconcile(controller, kind, key, uid);
+  const reconcile = (controller: ReturnType<typeof controllerWith>, kind: Parameters<ProvisionerStack['reconcile']>[1], key: string, uid = '', object?: object) =>
+    stack.reconcile(controller, kind, key, uid, object);
 
   const createClaim = (name: string, cls: string, annotations: Record<string, string> = {}): Promise<PersistentVolumeClaim> =>
     stack.createClaim(name, cls, NAME, annotations);
@@ -260,6 +260,16 @@ describe('provisioner controller against the emulator, dynalite and the storage 
     assert.equal((await core.readPersistentVolume({ name: `pvc-${second.metadata.uid}` })).spec!.claimRef!.uid, second.metadata.uid);
   });
 
+  it('a message about an earlier claim that left nothing to finish reconciles the current one (a stale requeue)', async () => {
+    const controller = controllerWith();
+    const first = await createClaim('stale-uid', 'local');
+    await core.deleteNamespacedPersistentVolumeClaim({ name: 'stale-uid', namespace: 'default' });
+    const second = await createClaim('stale-uid', 'local');
+    assert.equal(await reconcile(controller, 'PersistentVolumeClaim', 'default/stale-uid', first.metadata.uid), undefined);
+    assert.equal((await core.readPersistentVolume({ name: `pvc-${second.metadata.uid}` })).spec!.claimRef!.uid, second.metadata.uid);
+    assert.equal(provisioner.provisions, 1);
+  });
+
   describe('a claim deleted after an invocation died mid-provision (no in-progress record)', () => {
     /** Lets the lease of a dead invocation lapse without releasing it, as its expiry would. */
     const lapse = (uid: string) => db.doc.send(new UpdateCommand({
@@ -283,6 +293,25 @@ describe('provisioner controller against the emulator, dynalite and the storage 
       void reconcile(dead, 'PersistentVolumeClaim', `default/${name}`).catch(() => undefined);
       await volumeCreated;
     };
+
+    it('an earlier claim of the same name cut short: its DELETED message, whose object stands in for the tombstone, finishes it', async () => {
+      const controller = controllerWith();
+      const first = await createClaim('cut-again', 'local');
+      await dieAfterCreate('cut-again');
+      await core.deleteNamespacedPersistentVolumeClaim({ name: 'cut-again', namespace: 'default' });
+      const second = await createClaim('cut-again', 'local');
+      await lapse(first.metadata.uid!);
+      // Without its last state the message cannot tell a cut-short provisioning: it reconciles the current claim.
+      assert.equal(await reconcile(controller, 'PersistentVolumeClaim', 'default/cut-again', first.metadata.uid), undefined);
+      assert.equal(provisioner.provisions, 1, 'the current claim provisioned');
+      await assert.rejects(core.readPersistentVolume({ name: `pvc-${first.metadata.uid}` }), 'not the earlier one');
+      assert.equal(await reconcile(controller, 'PersistentVolumeClaim', 'default/cut-again', first.metadata.uid, first), undefined);
+      const pv = await core.readPersistentVolume({ name: `pvc-${first.metadata.uid}` });
+      assert.equal(pv.spec!.claimRef!.uid, first.metadata.uid, 'the earlier claim\'s volume has its PV');
+      assert.equal((await backendVolumes(`pvc-${first.metadata.uid}`)).length, 1, 'adopted, not made twice');
+      assert.equal(provisioner.provisions, 2);
+      assert.equal((await core.readPersistentVolume({ name: `pvc-${second.metadata.uid}` })).spec!.claimRef!.uid, second.metadata.uid);
+    });
 
     it('keeps the claim in progress when its class is gone from the cache, and finishes once it is back', async () => {
       const controller = controllerWith();
@@ -423,14 +452,16 @@ describe('leaseBusyDelayMs: how long a claim waits for a lease someone else hold
   const table: Array<{ name: string; leaseMs: number; left: number | undefined; want: number }> = [
     { name: 'just taken: the holder runs, poll', leaseMs: 300_000, left: 300_000, want: 5_000 },
     { name: 'renewed a renewal (15 s) ago, with a poll of slack: poll', leaseMs: 300_000, left: 280_000, want: 5_000 },
-    { name: 'missed a renewal: wait until it lapses, plus a poll', leaseMs: 300_000, left: 279_000, want: 284_000 },
+    { name: 'missed one renewal (slow, failed, skewed): still polled', leaseMs: 300_000, left: 266_000, want: 5_000 },
+    { name: 'missed two renewals: wait until it lapses, plus a poll', leaseMs: 300_000, left: 264_000, want: 269_000 },
     { name: 'about to lapse', leaseMs: 300_000, left: 1, want: 5_001 },
     { name: 'lapsed meanwhile (taken by another since): poll', leaseMs: 300_000, left: 0, want: 5_000 },
     { name: 'expiry unknown (the record vanished): poll', leaseMs: 300_000, left: undefined, want: 5_000 },
     { name: 'a lease shorter than a poll and a renewal: always poll, at most its length', leaseMs: 3_000, left: 500, want: 3_000 },
     { name: 'a 60 s lease not renewed for 40 s', leaseMs: 60_000, left: 20_000, want: 25_000 },
     { name: 'a 60 s lease renewed 15 s ago', leaseMs: 60_000, left: 45_000, want: 5_000 },
-    { name: 'a 30 s lease (renewed every 10 s) not renewed for 16 s', leaseMs: 30_000, left: 14_000, want: 19_000 },
+    { name: 'a 30 s lease (renewed every 10 s) not renewed for 16 s: polled', leaseMs: 30_000, left: 14_000, want: 5_000 },
+    { name: 'a 30 s lease not renewed for 26 s', leaseMs: 30_000, left: 4_000, want: 9_000 },
   ];
   for (const t of table) {
     it(t.name, () => {
