@@ -177,6 +177,11 @@ describe('storage-backed Provisioners against the embedded control plane', () =>
       assert.equal(again.state, 'Reschedule');
       assert.equal(again.error!.message, 'node "node-9" holds no local storage');
       assert.equal((await volumesNamed('pvc-u10')).length, 0, 'removed');
+      // A volume of that name that another PV owns is not this claim's: left alone.
+      await storage.createVolume({ namespace: 'apps', name: 'pvc-u11', sizeBytes: 1 << 30, labels: { 'csi.storage.k8s.io/pv/name': 'pvc-other' }, nodeName: 'node-1' });
+      const foreign = await p.provision(ctx, options(claim('wfc-foreign', 'u11'), cls('claimflow.io/local'), 'node-9'));
+      assert.equal(foreign.state, 'Reschedule');
+      assert.equal((await volumesNamed('pvc-u11')).length, 1, 'another PV\'s volume kept');
     });
   });
 
