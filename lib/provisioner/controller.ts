@@ -81,7 +81,7 @@ const leaseRenewalMs = (leaseMs: number): number => Math.max(1000, Math.min(15_0
  * `leaseMs - 2 × renewal` (and a poll of slack) the holder missed two renewals in a row, which a slow or
  * failed renewal, a version renewing less often or a few seconds of clock skew do not explain: it stopped
  * (killed, timed out, or it saved its PV and kept the lease). Nothing frees such a lease before it lapses,
- * so the claim waits for its expiry in one step instead of polling it every few seconds (about five
+ * so the claim waits for its expiry in one step instead of polling it every few seconds (about six
  * DynamoDB requests a poll).
  */
 export function leaseBusyDelayMs(leaseMs: number, expiresAt: number | undefined, now: number): number {
@@ -149,6 +149,8 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
     const lease = await ctx.leases.get(leaseName);
     if (!lease?.holder) return false;
     // A PV entry, even a tombstone, means the volume was saved (a kept lease) and is reclaimed through it.
+    // (A volumeNameHook naming PVs by claim name gives a re-created claim the same PV name: its PV then
+    // hides an earlier claim's unsaved volume from this check.)
     // The runtime's prefetch is good enough here: a PV saved since is found by the sync's own read.
     const pvName = volumeName(config, lastState);
     const prefetched = request.prefetched?.cache.get(prefetchKey('PersistentVolume', pvName));
@@ -158,9 +160,9 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
   /**
    * A message about an earlier claim of this name (deleted and created again before the message's turn, e.g.
    * a StatefulSet's claim): the cache entry is the new claim's. When that earlier claim left work to finish
-   * under its UID (an unsaved PV, an in-progress record, or a provisioning cut short: the message's own copy
-   * of it, a DELETED's last state, stands in for the tombstone), the message finishes it as a deleted claim;
-   * otherwise it reconciles the current claim, as any message for the name does.
+   * under its UID (an unsaved PV, an in-progress record, or a provisioning cut short: a DELETED message's
+   * copy of the claim stands in for the tombstone the new claim overwrote), the message finishes it as a
+   * deleted claim; otherwise it reconciles the current claim, as any message for the name does.
    */
   async function earlierClaim(
     ctx: RuntimeContext, request: ReconcileRequest, cache: ObjectCache, found: CachedObject | undefined, readRecord: (uid: string) => Promise<ClaimRecord>,
@@ -168,7 +170,7 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
     const uid = request.event.uid;
     if (!uid || !found?.uid || uid === found.uid) return undefined;
     const record = await readRecord(uid);
-    const sent = request.event.object as PersistentVolumeClaim | undefined;
+    const sent = request.event.type === 'DELETED' ? request.event.object as PersistentVolumeClaim | undefined : undefined;
     const lastState = sent?.metadata?.uid === uid ? sent : undefined;
     const cutShort = !record.pendingVolume && !record.inProgress && lastState !== undefined
       && await provisioningCutShort(ctx, request, cache, provisioningLeaseName(request.cluster, uid), uid, lastState);
@@ -193,7 +195,14 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
     // A deleted claim: the tombstone (or the message) still names its UID, which keys its in-progress record.
     const uid = earlier?.uid ?? cached?.metadata.uid ?? (entry?.uid || request.event.uid);
     if (!uid) return;
-    const record = earlier?.record ?? await readRecord(uid);
+    let record = earlier?.record ?? await readRecord(uid);
+    if (earlier?.cutShort && earlier.lastState) {
+      // The DELETED message is the only copy of that claim: stored as its in-progress record at once, so a
+      // wait for the dead holder's lease (a park, which the new claim's success would clear) loses nothing,
+      // and any later message with its UID finishes it.
+      await records.apply(cluster, uid, { inProgress: earlier.lastState });
+      record = { ...record, inProgress: earlier.lastState };
+    }
 
     // A PV provisioned earlier but not saved yet (the queue store, or the backoff store out of Lambda time)
     // is saved before anything else, even when its claim is gone meanwhile: its volume exists, and the PV
@@ -210,7 +219,8 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
     const lastState = earlier ? earlier.lastState : entry?.deleted ? (entry.object as PersistentVolumeClaim) : undefined;
     const leaseName = provisioningLeaseName(cluster, uid);
     let claim = resolveClaim(cached, record.inProgress);
-    if (!claim && lastState && (earlier ? earlier.cutShort : await provisioningCutShort(ctx, request, cache, leaseName, uid, lastState))) {
+    // (An earlier claim cut short has its record by now.)
+    if (!claim && lastState && !earlier && await provisioningCutShort(ctx, request, cache, leaseName, uid, lastState)) {
       ctx.logger.info('claim deleted while its provisioning was cut short: provisioning it to the end so its volume is reclaimed', { uid });
       claim = lastState;
     }

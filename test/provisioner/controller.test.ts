@@ -294,22 +294,29 @@ describe('provisioner controller against the emulator, dynalite and the storage 
       await volumeCreated;
     };
 
-    it('an earlier claim of the same name cut short: its DELETED message, whose object stands in for the tombstone, finishes it', async () => {
+    it('an earlier claim of the same name cut short: its DELETED message stores it in progress, so it is finished even after a wait', async () => {
       const controller = controllerWith();
       const first = await createClaim('cut-again', 'local');
       await dieAfterCreate('cut-again');
       await core.deleteNamespacedPersistentVolumeClaim({ name: 'cut-again', namespace: 'default' });
       const second = await createClaim('cut-again', 'local');
-      await lapse(first.metadata.uid!);
-      // Without its last state the message cannot tell a cut-short provisioning: it reconciles the current claim.
-      assert.equal(await reconcile(controller, 'PersistentVolumeClaim', 'default/cut-again', first.metadata.uid), undefined);
+      // The DELETED message, while the dead invocation's lease lasts: it waits, its claim stored by UID.
+      const busy = await reconcile(controller, 'PersistentVolumeClaim', 'default/cut-again', first.metadata.uid, first);
+      assert.ok(busy && 'requeueAfterMs' in busy, 'waits for the lease');
+      const records = new ClaimRecords(db.doc, db.tables.control);
+      assert.equal((await records.get(CLUSTER, first.metadata.uid!)).inProgress?.metadata.uid, first.metadata.uid, 'stored in progress');
+      // The new claim's own message meanwhile (its success would clear the wait's park).
+      await reconcile(controller, 'PersistentVolumeClaim', 'default/cut-again', second.metadata.uid);
       assert.equal(provisioner.provisions, 1, 'the current claim provisioned');
-      await assert.rejects(core.readPersistentVolume({ name: `pvc-${first.metadata.uid}` }), 'not the earlier one');
-      assert.equal(await reconcile(controller, 'PersistentVolumeClaim', 'default/cut-again', first.metadata.uid, first), undefined);
+      await assert.rejects(core.readPersistentVolume({ name: `pvc-${first.metadata.uid}` }), 'not the earlier one yet');
+      // Any later message with the earlier UID, even without the claim's copy, finishes it.
+      await lapse(first.metadata.uid!);
+      assert.equal(await reconcile(controller, 'PersistentVolumeClaim', 'default/cut-again', first.metadata.uid), undefined);
       const pv = await core.readPersistentVolume({ name: `pvc-${first.metadata.uid}` });
       assert.equal(pv.spec!.claimRef!.uid, first.metadata.uid, 'the earlier claim\'s volume has its PV');
       assert.equal((await backendVolumes(`pvc-${first.metadata.uid}`)).length, 1, 'adopted, not made twice');
       assert.equal(provisioner.provisions, 2);
+      assert.equal((await records.get(CLUSTER, first.metadata.uid!)).inProgress, undefined, 'the record is cleared once finished');
       assert.equal((await core.readPersistentVolume({ name: `pvc-${second.metadata.uid}` })).spec!.claimRef!.uid, second.metadata.uid);
     });
 
