@@ -346,7 +346,7 @@ describe('provisioner controller against the emulator, dynalite and the storage 
       await deleteClaim(claim);
 
       // While the dead invocation's lease lasts, the deleted claim waits for it: polled while it looks
-      // renewed (a running holder), waited out in one step once it has missed a renewal.
+      // renewed (a running holder), waited out in one step once it has missed two renewals.
       const busy = await reconcile(controller, 'PersistentVolumeClaim', 'default/cut-short', claim.metadata.uid);
       assert.deepEqual(busy, { requeueAfterMs: 5_000 }, 'a lease taken just now: polled');
       await db.doc.send(new UpdateCommand({

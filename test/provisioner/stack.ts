@@ -42,7 +42,7 @@ export interface ProvisionerStack {
   recorder: MemoryEventRecorder;
   /** The object as the API has it now, into the cache (the forwarder's job). */
   observe(kind: WatchedKind, key: string): Promise<Record<string, any>>;
-  /** One reconcile, as the runtime would call it. */
+  /** One reconcile, as the runtime would call it: a MODIFIED message, or with `object` a DELETED one carrying it. */
   reconcile(controller: Controller<RuntimeContext>, kind: WatchedKind, key: string, uid?: string, object?: object): Promise<ReconcileResult>;
   /** Creates a claim asking for `provisioner` and observes it. */
   createClaim(name: string, storageClassName: string, provisioner: string, annotations?: Record<string, string>): Promise<PersistentVolumeClaim>;

@@ -61,6 +61,12 @@ export function fsTypeFor(options: ProvisionOptions): string {
   return p['csi.storage.k8s.io/fstype'] ?? p.fsType ?? 'ext4';
 }
 
+/** Whether a volume named after `pvName` is that PV's: labelled for it, or not labelled at all. */
+export function madeForVolume(volume: Volume, pvName: string): boolean {
+  const owner = volume.labels[LABELS.pvName];
+  return owner === undefined || owner === pvName;
+}
+
 /**
  * Creates the volume, or adopts the one a previous attempt created (the name is the PV name, unique in
  * the namespace). A same-named volume made for another PV is refused.
@@ -72,9 +78,8 @@ export async function createOrAdopt(storage: VolumeProvisioner, request: CreateV
     if (!(err instanceof AlreadyExistsError)) throw mapStorageError(err);
     const existing = await storage.getVolumeByName(request.namespace, request.name, { signal: ctx.signal });
     if (!existing) throw err;
-    const owner = existing.labels[LABELS.pvName];
-    if (owner !== undefined && owner !== request.name) {
-      throw new Error(`volume ${request.namespace}/${request.name} exists and belongs to PV ${owner}`, { cause: err });
+    if (!madeForVolume(existing, request.name)) {
+      throw new Error(`volume ${request.namespace}/${request.name} exists and belongs to PV ${existing.labels[LABELS.pvName]}`, { cause: err });
     }
     return existing;
   }

@@ -12,8 +12,8 @@
 import { IgnoredError } from '../errors.ts';
 import type { PersistentVolume } from '../../kube/objects.ts';
 import type { ProvisionContext, ProvisionOptions, ProvisionResult, Provisioner } from '../types.ts';
-import { LABELS, type NodeLabels, type VolumeProvisioner } from '../../storage/types.ts';
-import { basePersistentVolume, createFailure, createOrAdopt, csiLabels, mapStorageError, refuseSelector, requestedBytes } from './common.ts';
+import type { NodeLabels, VolumeProvisioner } from '../../storage/types.ts';
+import { basePersistentVolume, createFailure, createOrAdopt, csiLabels, madeForVolume, mapStorageError, refuseSelector, requestedBytes } from './common.ts';
 
 /** Annotation on the PV recording the backing volume (`<namespace>/<id>`), used by `delete`. */
 export const annLocalVolume = 'claimflow.io/local-volume';
@@ -45,8 +45,7 @@ export class LocalProvisioner implements Provisioner {
       } catch (err) {
         return { state: 'InBackground', error: new Error(`${reschedule.error!.message}; looking up an earlier attempt's volume failed, retrying: ${String(err instanceof Error ? err.message : err)}`, { cause: err }) };
       }
-      const owner = earlier?.labels[LABELS.pvName];
-      return earlier && (owner === undefined || owner === options.pvName) ? await this.#discard(ctx, namespace, earlier.id, reschedule) : reschedule;
+      return earlier && madeForVolume(earlier, options.pvName) ? await this.#discard(ctx, namespace, earlier.id, reschedule) : reschedule;
     }
     let volume;
     try {
