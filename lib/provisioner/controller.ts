@@ -65,6 +65,12 @@ export interface ProvisionerControllerDeps {
 /** The controller's name: its backoff records, metrics dimension and REQUEUE address. */
 export const CONTROLLER_NAME = PROVISIONER_WRITER;
 
+/**
+ * How long after the runtime's own retry an earlier claim's parked reminder comes due (see reconcileClaim):
+ * late enough that the runtime's retry finishes it first when nothing forgot it.
+ */
+export const EARLIER_CLAIM_REMINDER_MS = 60_000;
+
 /** Requeue delay when another invocation holds the claim's provisioning lease and is still renewing it. */
 const LEASE_BUSY_REQUEUE_MS = 5_000;
 
@@ -179,7 +185,38 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
     return { uid, record, ...(lastState ? { lastState } : {}), cutShort };
   }
 
+  /**
+   * A claim's reconcile. When it finishes an earlier claim of the name ({@link earlierClaim}) and that has to
+   * wait (a failure, or a dead holder's lease), the wait is also parked under the earlier claim's own UID
+   * (a backoff record of the key scoped by that UID): the runtime's record of the key is the new claim's
+   * too, and the new claim's success clears it, wait and all. The per-minute sweep then sends the key
+   * with the earlier UID when it is due, whatever happened to the new claim, and the earlier claim is
+   * finished by that message. Finishing it clears the reminder. Only this rare path writes it.
+   */
   async function reconcileClaim(request: ReconcileRequest, ctx: RuntimeContext): Promise<ReconcileResult> {
+    const seen: { earlierUid?: string } = {};
+    const reminder = (uid: string) => ({ controller: CONTROLLER_NAME, cluster: request.cluster, kind: request.kind, key: request.key, scope: uid });
+    const backoff = () => new KeyBackoff({ doc: ctx.doc, table: ctx.tables.control, now: clock });
+    let result: ReconcileResult;
+    try {
+      result = await reconcileClaimOnce(request, ctx, seen);
+    } catch (error) {
+      if (seen.earlierUid) {
+        const uid = seen.earlierUid;
+        await backoff().park(reminder(uid), clock() + EARLIER_CLAIM_REMINDER_MS, { uid }).catch((err: unknown) =>
+          ctx.logger.warn('finishing an earlier claim failed, and so did parking its reminder: only a message with its UID finishes it', { uid, error: String(err) }));
+      }
+      throw error;
+    }
+    if (seen.earlierUid) {
+      const uid = seen.earlierUid;
+      if (result && 'requeueAfterMs' in result) await backoff().park(reminder(uid), clock() + result.requeueAfterMs + EARLIER_CLAIM_REMINDER_MS, { uid });
+      else await backoff().clear(reminder(uid));
+    }
+    return result;
+  }
+
+  async function reconcileClaimOnce(request: ReconcileRequest, ctx: RuntimeContext, seen: { earlierUid?: string }): Promise<ReconcileResult> {
     const { cluster } = request;
     const cache = new ObjectCache(ctx.doc, ctx.tables.cache, { indexer: indexAttributes });
     // The runtime read the entry (and the prefetched items) in one request just before this reconcile.
@@ -190,6 +227,7 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
       return prefetched !== undefined ? Promise.resolve(ClaimRecords.fromItem(prefetched)) : records.get(cluster, uid);
     };
     const earlier = await earlierClaim(ctx, request, cache, found, readRecord);
+    if (earlier) seen.earlierUid = earlier.uid;
     const entry = earlier ? undefined : found;
     const cached = entry && !entry.deleted ? (entry.object as PersistentVolumeClaim) : undefined;
     // A deleted claim: the tombstone (or the message) still names its UID, which keys its in-progress record.

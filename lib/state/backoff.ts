@@ -22,6 +22,12 @@ export interface BackoffId {
   cluster: string;
   kind: string;
   key: string;
+  /**
+   * A second stream for the same key, apart from the runtime's (e.g. a deleted object's UID, when a new
+   * object took its name): its own record (`<pk>#<scope>`), read and cleared only by whoever wrote it. Its
+   * attributes are the key's, so a park of it comes back to the key's controller as the key's REQUEUE.
+   */
+  scope?: string;
 }
 
 /** What a parked retry needs to be re-enqueued as a REQUEUE message. */
@@ -315,7 +321,8 @@ export class BackoffStore {
   }
 
   #pk(id: BackoffId): string {
-    return backoffPk(id.controller, id.cluster, id.kind, id.key);
+    const pk = backoffPk(id.controller, id.cluster, id.kind, id.key);
+    return id.scope ? `${pk}#${id.scope}` : pk;
   }
 
   #idOf(id: BackoffId): BackoffId {

@@ -17,7 +17,8 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { LeaseStore } from '../../lib/state/lease.ts';
 import { leasePk } from '../../lib/state/schema.ts';
 import type { StorageOSClient } from '../../lib/storage/storageos/client.ts';
-import { createProvisionerController, leaseBusyDelayMs, provisioningLeaseName, runtimeOptionsFor } from '../../lib/provisioner/controller.ts';
+import { CONTROLLER_NAME, EARLIER_CLAIM_REMINDER_MS, createProvisionerController, leaseBusyDelayMs, provisioningLeaseName, runtimeOptionsFor } from '../../lib/provisioner/controller.ts';
+import { BackoffStore } from '../../lib/state/backoff.ts';
 import { toJson } from '../support/json.ts';
 import type { PersistentVolume, PersistentVolumeClaim } from '../../lib/kube/objects.ts';
 import { provisionerOptionsFromEnv } from '../../lib/provisioner/options.ts';
@@ -249,12 +250,24 @@ describe('provisioner controller against the emulator, dynalite and the storage 
     await core.deleteNamespacedPersistentVolumeClaim({ name: 'again', namespace: 'default' });
     const second = await createClaim('again', 'local');
     assert.notEqual(second.metadata.uid, first.metadata.uid);
+    // Finishing it fails once: besides the runtime's retry of the key, a reminder under the earlier UID is
+    // parked a minute out, which the new claim's success does not clear.
+    const backoff = new BackoffStore({ doc: db.doc, table: db.tables.control });
+    const reminderId = { controller: CONTROLLER_NAME, cluster: CLUSTER, kind: 'PersistentVolumeClaim', key: 'default/again', scope: first.metadata.uid! };
+    provisioner.override = { state: 'InBackground', error: new Error('still creating') };
+    const failedAt = Date.now();
+    await assert.rejects(reconcile(controller, 'PersistentVolumeClaim', 'default/again', first.metadata.uid), /still creating/);
+    provisioner.override = undefined;
+    const reminder = await backoff.get(reminderId);
+    assert.ok(reminder?.dueAt !== undefined && reminder.dueAt >= failedAt + EARLIER_CLAIM_REMINDER_MS && reminder.dueAt <= Date.now() + EARLIER_CLAIM_REMINDER_MS, 'a reminder parked a minute out');
+    assert.equal(reminder.uid, first.metadata.uid);
     assert.equal(await reconcile(controller, 'PersistentVolumeClaim', 'default/again', first.metadata.uid), undefined);
+    assert.equal(await backoff.get(reminderId), undefined, 'finished: the reminder is cleared');
     const pv = await core.readPersistentVolume({ name: `pvc-${first.metadata.uid}` });
     assert.equal(pv.spec!.claimRef!.uid, first.metadata.uid, 'the earlier claim\'s volume has its PV, which the binder releases');
     const records = new ClaimRecords(db.doc, db.tables.control);
     assert.equal((await records.get(CLUSTER, first.metadata.uid!)).inProgress, undefined, 'the record is cleared once finished');
-    assert.equal(provisioner.provisions, 2, 'the new claim is not provisioned by the earlier one\'s message');
+    assert.equal(provisioner.provisions, 3, 'the new claim is not provisioned by the earlier one\'s messages');
     // The new claim's own message.
     await reconcile(controller, 'PersistentVolumeClaim', 'default/again', second.metadata.uid);
     assert.equal((await core.readPersistentVolume({ name: `pvc-${second.metadata.uid}` })).spec!.claimRef!.uid, second.metadata.uid);
@@ -301,12 +314,23 @@ describe('provisioner controller against the emulator, dynalite and the storage 
       await core.deleteNamespacedPersistentVolumeClaim({ name: 'cut-again', namespace: 'default' });
       const second = await createClaim('cut-again', 'local');
       // The DELETED message, while the dead invocation's lease lasts: it waits, its claim stored by UID.
+      const waitStarted = Date.now();
       const busy = await reconcile(controller, 'PersistentVolumeClaim', 'default/cut-again', first.metadata.uid, first);
       assert.ok(busy && 'requeueAfterMs' in busy, 'waits for the lease');
       const records = new ClaimRecords(db.doc, db.tables.control);
       assert.equal((await records.get(CLUSTER, first.metadata.uid!)).inProgress?.metadata.uid, first.metadata.uid, 'stored in progress');
+      // The wait is also parked under the earlier claim's own UID, after the runtime's own retry: the sweep
+      // sends the key with that UID when it is due, whatever the new claim's success clears.
+      const backoff = new BackoffStore({ doc: db.doc, table: db.tables.control });
+      const reminderId = { controller: CONTROLLER_NAME, cluster: CLUSTER, kind: 'PersistentVolumeClaim', key: 'default/cut-again', scope: first.metadata.uid! };
+      const reminder = await backoff.get(reminderId);
+      assert.ok(reminder?.dueAt !== undefined && reminder.dueAt >= waitStarted + busy.requeueAfterMs + EARLIER_CLAIM_REMINDER_MS && reminder.dueAt <= Date.now() + busy.requeueAfterMs + EARLIER_CLAIM_REMINDER_MS, 'parked after the runtime\'s retry');
+      assert.equal(await backoff.get({ ...reminderId, scope: undefined }), undefined, 'not the runtime\'s record of the key');
+      const due = (await backoff.listDue(reminder.dueAt)).filter((r) => r.key === 'default/cut-again');
+      assert.deepEqual(due.map((r) => [r.controller, r.cluster, r.kind, r.key, r.uid]), [[CONTROLLER_NAME, CLUSTER, 'PersistentVolumeClaim', 'default/cut-again', first.metadata.uid]], 'the sweep sends the key with the earlier UID');
       // The new claim's own message meanwhile (its success would clear the wait's park).
       await reconcile(controller, 'PersistentVolumeClaim', 'default/cut-again', second.metadata.uid);
+      assert.ok(await backoff.get(reminderId), 'the new claim\'s success leaves the reminder');
       assert.equal(provisioner.provisions, 1, 'the current claim provisioned');
       await assert.rejects(core.readPersistentVolume({ name: `pvc-${first.metadata.uid}` }), 'not the earlier one yet');
       // Any later message with the earlier UID, even without the claim's copy, finishes it.
@@ -317,6 +341,7 @@ describe('provisioner controller against the emulator, dynalite and the storage 
       assert.equal((await backendVolumes(`pvc-${first.metadata.uid}`)).length, 1, 'adopted, not made twice');
       assert.equal(provisioner.provisions, 2);
       assert.equal((await records.get(CLUSTER, first.metadata.uid!)).inProgress, undefined, 'the record is cleared once finished');
+      assert.equal(await backoff.get(reminderId), undefined, 'and its reminder');
       assert.equal((await core.readPersistentVolume({ name: `pvc-${second.metadata.uid}` })).spec!.claimRef!.uid, second.metadata.uid);
     });
 

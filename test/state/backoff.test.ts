@@ -94,4 +94,20 @@ describe('BackoffStore against dynalite', () => {
     assert.equal(rec.dueAt, undefined);
     assert.equal(rec.failures, 1);
   });
+  test('a scoped stream is a record of its own that parks as the key, with its own UID', async () => {
+    const key = { ...id, key: 'ns/scoped' };
+    const scoped = { ...key, scope: 'earlier-uid' };
+    await store.park(key, clock + 10, { uid: 'current-uid' });
+    await store.park(scoped, clock + 60_000, { uid: 'earlier-uid' });
+    assert.equal((await store.get(scoped))?.pk, 'backoff#binder#c1#PersistentVolumeClaim#ns/scoped#earlier-uid');
+    const due = (await store.listDue(clock + 60_000)).filter((r) => r.key === 'ns/scoped');
+    assert.deepEqual(due.map((r) => [r.controller, r.cluster, r.kind, r.key, r.uid]).sort(), [
+      ['binder', 'c1', 'PersistentVolumeClaim', 'ns/scoped', 'current-uid'],
+      ['binder', 'c1', 'PersistentVolumeClaim', 'ns/scoped', 'earlier-uid'],
+    ]);
+    await store.clear(key);
+    assert.equal((await store.get(scoped))?.uid, 'earlier-uid', "clearing the key's record leaves the scoped one");
+    await store.clear(scoped);
+    assert.equal(await store.get(scoped), undefined);
+  });
 });
