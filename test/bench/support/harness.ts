@@ -832,10 +832,10 @@ async function publishLagBuckets(forwarder: Forwarder | undefined): Promise<Map<
 }
 
 /** The forwarder's own-write holds by how they ended (tagged, superseded, untagged, full), summed over kinds. */
-async function heldOutcomes(forwarder: Forwarder | undefined): Promise<Record<string, number>> {
+async function outcomes(forwarder: Forwarder | undefined, counter: 'held' | 'probed'): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   if (!forwarder) return out;
-  for (const v of (await forwarder.metrics.held.get()).values) out[String(v.labels.outcome)] = (out[String(v.labels.outcome)] ?? 0) + v.value;
+  for (const v of (await forwarder.metrics[counter].get()).values) out[String(v.labels.outcome)] = (out[String(v.labels.outcome)] ?? 0) + v.value;
   return out;
 }
 
@@ -870,7 +870,8 @@ export async function runBurst(
       if (!op.isBenchWrite(e)) writesApplied.push(performance.now());
     });
     const lagBefore = await publishLagBuckets(bench.forwarder);
-    const heldBefore = await heldOutcomes(bench.forwarder);
+    const heldBefore = await outcomes(bench.forwarder, 'held');
+    const probedBefore = await outcomes(bench.forwarder, 'probed');
     const started = performance.now();
     await pool(names, options.concurrency, (name, i) => op.start(tracker, name, i));
     const createdIn = performance.now() - started;
@@ -885,10 +886,14 @@ export async function runBurst(
     const stages = operationStages(bench.deliveries.slice(before.deliveryIndex), tracker, names, op.kind);
     stages.forwarderSeenToPublished = bucketPercentile(lagBefore, await publishLagBuckets(bench.forwarder), 50);
     const figures = measure(bench, before, after, { operations: doneCount || names.length, latencies: tracker.latencies(names), elapsedMs: lastDone - started, complete });
-    const heldAfter = await heldOutcomes(bench.forwarder);
+    const heldAfter = await outcomes(bench.forwarder, 'held');
+    const probedAfter = await outcomes(bench.forwarder, 'probed');
     const operations = doneCount || names.length;
     // Events the forwarder held for their writer's tag, per operation, by how each hold ended.
-    const forwarderHeldPerOp = Object.fromEntries(Object.entries(heldAfter).map(([outcome, n]) => [outcome, round((n - (heldBefore[outcome] ?? 0)) / operations)]));
+    const perOp = (after: Record<string, number>, before: Record<string, number>) => Object.fromEntries(Object.entries(after).map(([outcome, n]) => [outcome, round((n - (before[outcome] ?? 0)) / operations)]));
+    const forwarderHeldPerOp = perOp(heldAfter, heldBefore);
+    // Events the forwarder looked up in the cache before writing them (lib/forwarder/cache-probe.ts), by outcome.
+    const forwarderProbedPerOp = perOp(probedAfter, probedBefore);
     return {
       // `claims` and `bound` for every operation: the table and earlier reports read these names
       claims: names.length,
@@ -899,6 +904,7 @@ export async function runBurst(
       ...figures,
       stagesP50Ms: stages,
       forwarderHeldPerOp,
+      forwarderProbedPerOp,
       emulatorPeakRequestsPerSecond: peak.peakRequestsPerSecond,
       apiBudget: {
         ...(figures.apiBudget as Record<string, unknown>),
