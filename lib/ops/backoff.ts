@@ -47,6 +47,11 @@ export interface BackoffEntry {
   nextAttemptAt: number | null;
   lastError: string | null;
   updatedAt: number;
+  /**
+   * A second stream of the key, not the runtime's (lib/state/backoff.ts `BackoffId.scope`): the provisioner's
+   * reminder to finish an earlier claim of the name holds that claim's UID here. `null` for the key's own.
+   */
+  scope: string | null;
 }
 
 const STATE_ORDER: Record<KeyState, number> = { 'given-up': 0, parked: 1, 'backing-off': 2, due: 3 };
@@ -66,10 +71,17 @@ export function backoffEntries(records: readonly BackoffRecord[], now: number, f
         nextAttemptAt: state === 'given-up' ? null : state === 'parked' ? Number(r.dueAt) : Number(r.nextAttemptAt),
         lastError: r.lastError ?? null,
         updatedAt: Number(r.updatedAt ?? 0),
+        scope: scopeOf(r),
       };
     })
     .filter((e) => (!filter.controller || e.controller === filter.controller) && (!filter.cluster || e.cluster === filter.cluster) && (!filter.state || e.state === filter.state))
     .sort((a, b) => STATE_ORDER[a.state] - STATE_ORDER[b.state] || (a.nextAttemptAt ?? 0) - (b.nextAttemptAt ?? 0) || a.key.localeCompare(b.key));
+}
+
+/** The scope a record's key carries past the key's own (`<pk>#<scope>`), or null. */
+function scopeOf(r: BackoffRecord): string | null {
+  const own = backoffPk(r.controller, r.cluster, r.kind, r.key);
+  return typeof r.pk === 'string' && r.pk.startsWith(`${own}#`) ? r.pk.slice(own.length + 1) : null;
 }
 
 export interface RetryDeps {

@@ -291,7 +291,7 @@ async function backoffCommand(ctx: Context): Promise<number> {
         e.controller,
         e.cluster,
         e.kind,
-        e.key,
+        e.scope ? `${e.key} (reminder for UID ${e.scope})` : e.key,
         e.state,
         String(e.failures),
         e.state === 'given-up' ? 'on change or retry' : relative(e.nextAttemptAt, now),

@@ -19,7 +19,10 @@
 import { randomUUID } from 'node:crypto';
 import type { InvolvedObject } from '../kube/recorder.ts';
 import type { RuntimeContext, SqsHandlerOptions } from '../runtime/handler.ts';
-import type { Controller, ReconcileRequest, ReconcileResult } from '../runtime/reconcile.ts';
+import { TerminalError, type Controller, type ReconcileRequest, type ReconcileResult } from '../runtime/reconcile.ts';
+import { findError } from '../runtime/job.ts';
+import { UnknownClusterError } from '../kube/client.ts';
+import { retryAfterMs } from '../kube/errors.ts';
 import { LeaseHeldError, type Lease } from '../state/lease.ts';
 import { ObjectCache, type CachedObject } from '../state/cache.ts';
 import { SyncMarkers } from '../state/sync.ts';
@@ -38,7 +41,7 @@ import { prefetchKey } from '../state/key-state.ts';
 import { BackoffStore, QueueStore } from './store.ts';
 import { syncClaim, type VolumeStore } from './sync-claim.ts';
 import { syncVolume } from './sync-volume.ts';
-import { BackoffStore as KeyBackoff } from '../state/backoff.ts';
+import { BackoffStore as KeyBackoff, type BackoffId, type Rearming } from '../state/backoff.ts';
 import { CachedVolumeAttachments, canDeleteVolume, detachedVolumeName } from './attachments.ts';
 import { volumeRequeuerFromEnv, type VolumeRequeuer } from './requeue.ts';
 import { planVolumeSync } from './volume.ts';
@@ -66,10 +69,13 @@ export interface ProvisionerControllerDeps {
 export const CONTROLLER_NAME = PROVISIONER_WRITER;
 
 /**
- * How long after the runtime's own retry an earlier claim's parked reminder comes due (see reconcileClaim):
- * late enough that the runtime's retry finishes it first when nothing forgot it.
+ * How long after the runtime's own retry an earlier claim's parked reminder comes due, and how far apart
+ * the sweep sends it again (see reconcileClaim): late enough that the runtime's retry finishes it first
+ * when nothing forgot it.
  */
 export const EARLIER_CLAIM_REMINDER_MS = 60_000;
+/** How many times the sweep sends an earlier claim's reminder again, a reminder interval apart, before it lapses. */
+export const EARLIER_CLAIM_REARMS = 10;
 
 /** Requeue delay when another invocation holds the claim's provisioning lease and is still renewing it. */
 const LEASE_BUSY_REQUEUE_MS = 5_000;
@@ -130,6 +136,7 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
   const config: CoreConfig = { ...coreConfig(options), ...(deps.volumeNameHook ? { volumeNameHook: deps.volumeNameHook } : {}) };
   const clock = deps.clock ?? Date.now;
   const timeMarginMs = deps.timeMarginMs ?? timeMarginMsFromEnv();
+  const runtimeOptions = runtimeOptionsFor(options);
 
   const report = async (ctx: RuntimeContext, involved: { claim?: PersistentVolumeClaim; volume?: PersistentVolume }, events: ProvisionerEvent[], metrics: MetricObservation[]): Promise<void> => {
     for (const e of events) {
@@ -187,36 +194,51 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
 
   /**
    * A claim's reconcile. When it finishes an earlier claim of the name ({@link earlierClaim}) and that has to
-   * wait (a failure, or a dead holder's lease), the wait is also parked under the earlier claim's own UID
-   * (a backoff record of the key scoped by that UID): the runtime's record of the key is the new claim's
-   * too, and the new claim's success clears it, wait and all. The per-minute sweep then sends the key
-   * with the earlier UID when it is due, whatever happened to the new claim, and the earlier claim is
-   * finished by that message. Finishing it clears the reminder. Only this rare path writes it.
+   * wait (a failure, or a dead holder's lease), the wait is also parked as a reminder under the earlier
+   * claim's own UID (a backoff record of the key scoped by that UID): the runtime's record of the key is the
+   * new claim's too, and the new claim's success clears it, wait and all. The reminder comes due a minute
+   * after the runtime's own retry would, and the per-minute sweep sends the key with the earlier UID then
+   * and parks it again a minute later, up to {@link EARLIER_CLAIM_REARMS} times, so a message the key's
+   * own wait holds back still comes again. It ends when finishing the earlier claim ends (success, a stop,
+   * a terminal error), when a reminder's message finds nothing left to finish, or at the failure threshold
+   * (its own count, as the runtime's: kept, no longer parked). Only this rare path reads or writes one.
    */
   async function reconcileClaim(request: ReconcileRequest, ctx: RuntimeContext): Promise<ReconcileResult> {
-    const seen: { earlierUid?: string } = {};
+    const seen: { earlierUid?: string; nothingLeftUid?: string } = {};
     const reminder = (uid: string) => ({ controller: CONTROLLER_NAME, cluster: request.cluster, kind: request.kind, key: request.key, scope: uid });
-    const backoff = () => new KeyBackoff({ doc: ctx.doc, table: ctx.tables.control, now: clock });
+    const backoff = () => new KeyBackoff({ doc: ctx.doc, table: ctx.tables.control, now: clock, limiter: runtimeOptions.limiter! });
+    const rearming = { rearms: EARLIER_CLAIM_REARMS, rearmEveryMs: EARLIER_CLAIM_REMINDER_MS };
     let result: ReconcileResult;
     try {
       result = await reconcileClaimOnce(request, ctx, seen);
     } catch (error) {
       if (seen.earlierUid) {
         const uid = seen.earlierUid;
-        await backoff().park(reminder(uid), clock() + EARLIER_CLAIM_REMINDER_MS, { uid }).catch((err: unknown) =>
+        await remindAfterFailure(backoff(), reminder(uid), uid, error, rearming).catch((err: unknown) =>
           ctx.logger.warn('finishing an earlier claim failed, and so did parking its reminder: only a message with its UID finishes it', { uid, error: String(err) }));
       }
       throw error;
     }
     if (seen.earlierUid) {
       const uid = seen.earlierUid;
-      if (result && 'requeueAfterMs' in result) await backoff().park(reminder(uid), clock() + result.requeueAfterMs + EARLIER_CLAIM_REMINDER_MS, { uid });
+      if (result && 'requeueAfterMs' in result) await backoff().park(reminder(uid), clock() + result.requeueAfterMs + EARLIER_CLAIM_REMINDER_MS, { uid }, rearming);
       else await backoff().clear(reminder(uid));
+    } else if (seen.nothingLeftUid) {
+      await backoff().clear(reminder(seen.nothingLeftUid));
     }
     return result;
   }
 
-  async function reconcileClaimOnce(request: ReconcileRequest, ctx: RuntimeContext, seen: { earlierUid?: string }): Promise<ReconcileResult> {
+  /** A failed finishing of an earlier claim: its reminder counts the failure and waits as the runtime does. */
+  async function remindAfterFailure(store: KeyBackoff, id: BackoffId, uid: string, error: unknown, rearming: Rearming): Promise<void> {
+    // Not retried by the runtime either.
+    if (findError(error, UnknownClusterError) || error instanceof TerminalError) return store.clear(id);
+    const { record, delayMs } = await store.recordFailure(id, error instanceof Error ? error.message : String(error), { uid }, undefined, runtimeOptions.maxFailures ?? 0);
+    if (record.givenUp) return;
+    await store.park(id, clock() + Math.max(delayMs, retryAfterMs(error) ?? 0) + EARLIER_CLAIM_REMINDER_MS, { uid }, rearming);
+  }
+
+  async function reconcileClaimOnce(request: ReconcileRequest, ctx: RuntimeContext, seen: { earlierUid?: string; nothingLeftUid?: string }): Promise<ReconcileResult> {
     const { cluster } = request;
     const cache = new ObjectCache(ctx.doc, ctx.tables.cache, { indexer: indexAttributes });
     // The runtime read the entry (and the prefetched items) in one request just before this reconcile.
@@ -228,6 +250,9 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
     };
     const earlier = await earlierClaim(ctx, request, cache, found, readRecord);
     if (earlier) seen.earlierUid = earlier.uid;
+    // A requeue (an earlier claim's reminder, say) about a UID that is not the live claim's, which found
+    // nothing of it to finish: any reminder of it is done.
+    else if (request.event.type === 'REQUEUE' && request.event.uid && request.event.uid !== (found && !found.deleted ? found.uid : undefined)) seen.nothingLeftUid = request.event.uid;
     const entry = earlier ? undefined : found;
     const cached = entry && !entry.deleted ? (entry.object as PersistentVolumeClaim) : undefined;
     // A deleted claim: the tombstone (or the message) still names its UID, which keys its in-progress record.

@@ -2,7 +2,8 @@
  * One resync run (the EventBridge-scheduled function):
  * (a) parked backoff keys whose `dueAt` has passed go back to their controller's queue as REQUEUE messages,
  *     and are then taken off the due index (send first: a lost send must not lose the retry; a duplicate
- *     is collapsed by the FIFO dedup id, which carries the `dueAt`);
+ *     is collapsed by the FIFO dedup id, which carries the `dueAt`); a reminder with rearms left is parked
+ *     again instead, `rearmEveryMs` later (lib/state/backoff.ts `rearm`), until its controller clears it;
  * (b) every controller's level-triggered resync source (`sources`, wired by functions/resync.ts) is run
  *     per cluster and its keys are re-enqueued;
  * (c) the keys still parked are counted per controller and published as the `ParkedKeys` metric
@@ -82,7 +83,9 @@ export async function runResync(options: ResyncOptions): Promise<ResyncReport> {
   await sender.flush();
   for (const record of due) {
     if (!options.queueUrls[record.controller]) continue;
-    if (await backoff.unpark(record)) report.due++;
+    // A reminder with rearms left stays parked, due again later; anything else leaves the due index.
+    const taken = (record.rearms ?? 0) > 0 && (record.rearmEveryMs ?? 0) > 0 ? await backoff.rearm(record, started + record.rearmEveryMs!) : await backoff.unpark(record);
+    if (taken) report.due++;
   }
 
   const cache = new ObjectCache(options.doc, options.tables.cache, { now, indexer: indexAttributes });

@@ -2,7 +2,8 @@
  * Per-key retry state in the control table: the serverless counterpart of client-go's
  * `ItemExponentialFailureRateLimiter` (workqueue `DefaultTypedControllerRateLimiter`'s per-item half).
  *
- * One record per (controller, cluster, kind, key) at `backoff#<controller>#<cluster>#<Kind>#<key>`:
+ * One record per (controller, cluster, kind, key) at `backoff#<controller>#<cluster>#<Kind>#<key>`, and a
+ * controller may keep second streams of a key beside it (`<pk>#<scope>`, {@link BackoffId.scope}):
  * `failures` (upstream `NumRequeues`), `nextAttemptAt` (epoch ms), `lastError`, `expiresAt` (TTL, epoch s).
  * A key given up at its controller's failure threshold keeps its record with `givenUp` set (upstream `Done`
  * without `Forget`): the count survives, so a later change of the object gets one attempt and a failure gives
@@ -52,6 +53,18 @@ export interface BackoffRecord extends BackoffId, BackoffObjectRef {
   dueAt?: number;
   /** Set once the failure threshold was reached: no retry until the object changes (never parked). */
   givenUp?: boolean;
+  /**
+   * A reminder's: how many more times the sweep parks it again, `rearmEveryMs` after each time it sends it,
+   * instead of taking it off the due index ({@link BackoffStore.rearm}); reset by every park that sets it.
+   */
+  rearms?: number;
+  rearmEveryMs?: number;
+}
+
+/** A park that the sweep renews after sending it (a reminder), see {@link BackoffRecord.rearms}. */
+export interface Rearming {
+  rearms: number;
+  rearmEveryMs: number;
 }
 
 /** The exponential per-item limiter's parameters. */
@@ -212,8 +225,31 @@ export class BackoffStore {
    * Parks the key: the queue message is deleted and the resync function re-enqueues the key when
    * `dueAt` has passed ({@link listDue}). Keeps the failure count.
    */
-  async park(id: BackoffId, dueAt: number, ref: BackoffObjectRef = {}): Promise<BackoffRecord> {
-    return this.#upsertWait(id, dueAt, ref, true);
+  async park(id: BackoffId, dueAt: number, ref: BackoffObjectRef = {}, rearming?: Rearming): Promise<BackoffRecord> {
+    return this.#upsertWait(id, dueAt, ref, true, rearming);
+  }
+
+  /**
+   * The sweep's alternative to {@link unpark} for a reminder with rearms left: parks it again at `dueAt`,
+   * one rearm fewer, if it is still parked at the `dueAt` it was read with. Returns false when someone
+   * else took it or changed it, or no rearm is left (then it is for {@link unpark}).
+   */
+  async rearm(record: Pick<BackoffRecord, 'pk' | 'dueAt'>, dueAt: number): Promise<boolean> {
+    try {
+      await this.#doc.send(
+        new UpdateCommand({
+          TableName: this.#table,
+          Key: { pk: record.pk },
+          UpdateExpression: 'SET dueAt = :next, rearms = rearms - :one',
+          ConditionExpression: 'dueAt = :dueAt AND rearms > :zero',
+          ExpressionAttributeValues: { ':next': dueAt, ':one': 1, ':zero': 0, ':dueAt': record.dueAt },
+        }),
+      );
+      return true;
+    } catch (caught) {
+      if (isConditionFailure(caught)) return false;
+      throw caught;
+    }
   }
 
   /** Success (upstream `Forget`): deletes the record. */
@@ -266,7 +302,7 @@ export class BackoffStore {
     }
   }
 
-  async #upsertWait(id: BackoffId, untilMs: number, ref: BackoffObjectRef, parked: boolean): Promise<BackoffRecord> {
+  async #upsertWait(id: BackoffId, untilMs: number, ref: BackoffObjectRef, parked: boolean, rearming?: Rearming): Promise<BackoffRecord> {
     const pk = this.#pk(id);
     const now = this.#now();
     const values: Record<string, unknown> = {
@@ -297,6 +333,11 @@ export class BackoffStore {
       sets.push('#rv = :rv');
       values[':rv'] = ref.resourceVersion;
     }
+    if (parked && rearming) {
+      sets.push('rearms = :rearms', 'rearmEveryMs = :rearmEveryMs');
+      values[':rearms'] = rearming.rearms;
+      values[':rearmEveryMs'] = rearming.rearmEveryMs;
+    }
     const names: Record<string, string> = { '#controller': 'controller', '#cluster': 'cluster', '#kind': 'kind', '#key': 'key' };
     if (ref.uid !== undefined) names['#uid'] = 'uid';
     if (ref.resourceVersion !== undefined) names['#rv'] = 'resourceVersion';
@@ -304,8 +345,9 @@ export class BackoffStore {
     if (parked) {
       update += ', dueShard = :shard, dueAt = :until';
       values[':shard'] = dueShard(pk);
+      if (!rearming) update += ' REMOVE rearms, rearmEveryMs';
     } else {
-      update += ' REMOVE dueShard, dueAt';
+      update += ' REMOVE dueShard, dueAt, rearms, rearmEveryMs';
     }
     const { Attributes } = await this.#doc.send(
       new UpdateCommand({

@@ -17,7 +17,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { LeaseStore } from '../../lib/state/lease.ts';
 import { leasePk } from '../../lib/state/schema.ts';
 import type { StorageOSClient } from '../../lib/storage/storageos/client.ts';
-import { CONTROLLER_NAME, EARLIER_CLAIM_REMINDER_MS, createProvisionerController, leaseBusyDelayMs, provisioningLeaseName, runtimeOptionsFor } from '../../lib/provisioner/controller.ts';
+import { CONTROLLER_NAME, EARLIER_CLAIM_REARMS, EARLIER_CLAIM_REMINDER_MS, createProvisionerController, leaseBusyDelayMs, provisioningLeaseName, runtimeOptionsFor } from '../../lib/provisioner/controller.ts';
 import { BackoffStore } from '../../lib/state/backoff.ts';
 import { toJson } from '../support/json.ts';
 import type { PersistentVolume, PersistentVolumeClaim } from '../../lib/kube/objects.ts';
@@ -259,8 +259,12 @@ describe('provisioner controller against the emulator, dynalite and the storage 
     await assert.rejects(reconcile(controller, 'PersistentVolumeClaim', 'default/again', first.metadata.uid), /still creating/);
     provisioner.override = undefined;
     const reminder = await backoff.get(reminderId);
-    assert.ok(reminder?.dueAt !== undefined && reminder.dueAt >= failedAt + EARLIER_CLAIM_REMINDER_MS && reminder.dueAt <= Date.now() + EARLIER_CLAIM_REMINDER_MS, 'a reminder parked a minute out');
-    assert.equal(reminder.uid, first.metadata.uid);
+    // Its own failure count and the runtime's wait for it (the retry interval), then a minute more.
+    const retryMs = runtimeOptionsFor(provisionerOptionsFromEnv({ PROVISIONER_BACKEND: 'local' })).limiter!.baseDelayMs;
+    assert.equal(reminder?.failures, 1);
+    assert.ok(reminder.dueAt !== undefined && reminder.dueAt - failedAt >= retryMs + 60_000 && reminder.dueAt <= Date.now() + retryMs + 60_000, 'due a minute after the runtime\'s retry');
+    assert.equal(EARLIER_CLAIM_REMINDER_MS, 60_000);
+    assert.deepEqual([reminder.uid, reminder.rearms, reminder.rearmEveryMs], [first.metadata.uid, EARLIER_CLAIM_REARMS, 60_000], 'sent again a minute apart while it lasts');
     assert.equal(await reconcile(controller, 'PersistentVolumeClaim', 'default/again', first.metadata.uid), undefined);
     assert.equal(await backoff.get(reminderId), undefined, 'finished: the reminder is cleared');
     const pv = await core.readPersistentVolume({ name: `pvc-${first.metadata.uid}` });
@@ -271,6 +275,40 @@ describe('provisioner controller against the emulator, dynalite and the storage 
     // The new claim's own message.
     await reconcile(controller, 'PersistentVolumeClaim', 'default/again', second.metadata.uid);
     assert.equal((await core.readPersistentVolume({ name: `pvc-${second.metadata.uid}` })).spec!.claimRef!.uid, second.metadata.uid);
+  });
+
+  it('an earlier claim\'s reminder gives up at the failure threshold, as the runtime does, and a requeue that finds nothing left ends it', async () => {
+    // Thresholds of 1: the runtime gives up at the second failure (runtimeOptionsFor).
+    const controller = controllerWith({ PROVISIONER_FAILED_PROVISION_THRESHOLD: '1', PROVISIONER_FAILED_DELETE_THRESHOLD: '1' });
+    const first = await createClaim('reminded', 'local');
+    provisioner.override = { state: 'InBackground', error: new Error('still creating') };
+    await assert.rejects(reconcile(controller, 'PersistentVolumeClaim', 'default/reminded', first.metadata.uid), /still creating/);
+    await core.deleteNamespacedPersistentVolumeClaim({ name: 'reminded', namespace: 'default' });
+    const second = await createClaim('reminded', 'local');
+    const backoff = new BackoffStore({ doc: db.doc, table: db.tables.control });
+    const reminderId = { controller: CONTROLLER_NAME, cluster: CLUSTER, kind: 'PersistentVolumeClaim', key: 'default/reminded', scope: first.metadata.uid! };
+    await assert.rejects(reconcile(controller, 'PersistentVolumeClaim', 'default/reminded', first.metadata.uid), /still creating/);
+    const once = await backoff.get(reminderId);
+    assert.ok(once?.failures === 1 && once.dueAt !== undefined, 'parked after the first failure');
+    await assert.rejects(reconcile(controller, 'PersistentVolumeClaim', 'default/reminded', first.metadata.uid), /still creating/);
+    const givenUp = await backoff.get(reminderId);
+    assert.deepEqual([givenUp?.failures, givenUp?.givenUp, givenUp?.dueAt], [2, true, undefined], 'given up: kept with its count, not parked');
+    provisioner.override = undefined;
+    // A later message with the earlier UID still finishes it, and that ends the reminder.
+    assert.equal(await reconcile(controller, 'PersistentVolumeClaim', 'default/reminded', first.metadata.uid), undefined);
+    assert.equal((await core.readPersistentVolume({ name: `pvc-${first.metadata.uid}` })).spec!.claimRef!.uid, first.metadata.uid);
+    assert.equal(await backoff.get(reminderId), undefined);
+    // A reminder's requeue that finds nothing left of its claim (finished another way) ends it, and
+    // reconciles the current claim as any message for the name does.
+    await backoff.park(reminderId, Date.now(), { uid: first.metadata.uid! }, { rearms: 3, rearmEveryMs: 60_000 });
+    assert.equal(await stack.reconcile(controller, 'PersistentVolumeClaim', 'default/reminded', first.metadata.uid, undefined, 'REQUEUE'), undefined);
+    assert.equal(await backoff.get(reminderId), undefined, 'cleared by its own message');
+    assert.equal((await core.readPersistentVolume({ name: `pvc-${second.metadata.uid}` })).spec!.claimRef!.uid, second.metadata.uid);
+    // A plain message (not a requeue) about that UID reads and writes no reminder.
+    await backoff.park(reminderId, Date.now() + 60_000, { uid: first.metadata.uid! });
+    await reconcile(controller, 'PersistentVolumeClaim', 'default/reminded', first.metadata.uid);
+    assert.ok((await backoff.get(reminderId))?.dueAt, 'left as it was');
+    await backoff.clear(reminderId);
   });
 
   it('a message about an earlier claim that left nothing to finish reconciles the current one (a stale requeue)', async () => {

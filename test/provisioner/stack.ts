@@ -42,8 +42,11 @@ export interface ProvisionerStack {
   recorder: MemoryEventRecorder;
   /** The object as the API has it now, into the cache (the forwarder's job). */
   observe(kind: WatchedKind, key: string): Promise<Record<string, any>>;
-  /** One reconcile, as the runtime would call it: a MODIFIED message, or with `object` a DELETED one carrying it. */
-  reconcile(controller: Controller<RuntimeContext>, kind: WatchedKind, key: string, uid?: string, object?: object): Promise<ReconcileResult>;
+  /**
+   * One reconcile, as the runtime would call it: a MODIFIED message, or with `object` a DELETED one carrying
+   * it; `type: 'REQUEUE'` makes it a requeue (the sweep's, say) instead.
+   */
+  reconcile(controller: Controller<RuntimeContext>, kind: WatchedKind, key: string, uid?: string, object?: object, type?: 'REQUEUE'): Promise<ReconcileResult>;
   /** Creates a claim asking for `provisioner` and observes it. */
   createClaim(name: string, storageClassName: string, provisioner: string, annotations?: Record<string, string>): Promise<PersistentVolumeClaim>;
   /** Creates a StorageClass and observes it. */
@@ -80,8 +83,8 @@ export async function startProvisionerStack(options: { nodes?: string[] } = {}):
       await cache.put(CLUSTER, kind, json);
       return json;
     },
-    async reconcile(controller, kind, key, uid = '', object = undefined) {
-      const event = { v: 1 as const, cluster: CLUSTER, kind, type: object ? 'DELETED' as const : 'MODIFIED' as const, key, uid, resourceVersion: '0', observedAt: new Date().toISOString(), ...(object ? { object: object as Record<string, unknown> } : {}) };
+    async reconcile(controller, kind, key, uid = '', object = undefined, type = undefined) {
+      const event = { v: 1 as const, cluster: CLUSTER, kind, type: type ?? (object ? 'DELETED' as const : 'MODIFIED' as const), key, uid, resourceVersion: '0', observedAt: new Date().toISOString(), ...(object ? { object: object as Record<string, unknown> } : {}) };
       const request = { cluster: CLUSTER, kind, key, event };
       const ctx: RuntimeContext = {
         request, logger, metrics, doc: db.doc, tables: db.tables, kube: clients, recorder: stack.recorder, leases, lambdaContext: undefined,

@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { createSqsHandler } from '../../lib/runtime/handler.ts';
 import { ClusterEventSchema, messageGroupId } from '../../lib/runtime/message.ts';
 import type { Controller } from '../../lib/runtime/reconcile.ts';
@@ -83,6 +83,42 @@ describe('resync: parked retries and level-triggered sources → REQUEUE message
     const again = await runResync({ doc: fx.db.doc, tables: fx.db.tables, sqs: fx.sqs, queueUrls: { binder: fx.queue.url }, clusters: ['c1'], sources: new Map() });
     assert.equal(again.due, 0, 'a second run does not send the same parked key again');
     assert.equal((await drain()).length, 0);
+  });
+
+  test('a reminder (a scoped park with rearms) is sent with its own UID and parked again until its rearms run out', async () => {
+    const now = Date.now();
+    const id = { controller: 'binder', cluster: 'c1', kind: 'PersistentVolumeClaim', key: 'ns/reminded' };
+    const scoped = { ...id, scope: 'u-earlier' };
+    await backoff.park(scoped, now - 1, { uid: 'u-earlier' }, { rearms: 2, rearmEveryMs: 60_000 });
+    const sweep = (at: number) => runResync({ doc: fx.db.doc, tables: fx.db.tables, sqs: fx.sqs, queueUrls: { binder: fx.queue.url }, clusters: ['c1'], sources: new Map(), now: () => at });
+    const sentAt: number[] = [];
+    for (let run = 0, at = now; run < 4; run++, at += 60_000) {
+      const report = await sweep(at);
+      // Received and deleted, as the consumer would (a FIFO group's next message waits for that).
+      const sent = [];
+      for (;;) {
+        const out = await fx.sqs.send(new ReceiveMessageCommand({ QueueUrl: fx.queue.url, MaxNumberOfMessages: 10 }));
+        if (!out.Messages?.length) break;
+        for (const m of out.Messages) {
+          await fx.sqs.send(new DeleteMessageCommand({ QueueUrl: fx.queue.url, ReceiptHandle: m.ReceiptHandle! }));
+          const event = ClusterEventSchema.parse(JSON.parse(m.Body ?? ''));
+          if (event.key === 'ns/reminded') sent.push({ event });
+        }
+      }
+      if (sent.length) {
+        sentAt.push(at);
+        assert.deepEqual(sent.map(({ event }) => [event.type, event.key, event.uid]), [['REQUEUE', 'ns/reminded', 'u-earlier']]);
+        assert.equal(report.due, 1);
+      }
+      const record = await backoff.get(scoped);
+      assert.equal(record?.dueAt, run < 2 ? at + 60_000 : undefined, run < 2 ? 'parked again a minute on' : 'off the due index once its rearms ran out');
+    }
+    assert.deepEqual(sentAt, [now, now + 60_000, now + 120_000], 'sent, then twice more');
+    // A park without rearming (the runtime's) leaves none behind.
+    await backoff.park(scoped, now + 1, { uid: 'u-earlier' }, { rearms: 5, rearmEveryMs: 60_000 });
+    await backoff.park(scoped, now + 1, { uid: 'u-earlier' });
+    assert.equal((await backoff.get(scoped))?.rearms, undefined);
+    await backoff.clear(scoped);
   });
 
   test('a parked requeueAfter comes back through resync and is reconciled by the handler', async () => {
