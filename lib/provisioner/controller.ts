@@ -250,9 +250,9 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
     };
     const earlier = await earlierClaim(ctx, request, cache, found, readRecord);
     if (earlier) seen.earlierUid = earlier.uid;
-    // A requeue (an earlier claim's reminder, say) about a UID that is not the live claim's, which found
-    // nothing of it to finish: any reminder of it is done.
-    else if (request.event.type === 'REQUEUE' && request.event.uid && request.event.uid !== (found && !found.deleted ? found.uid : undefined)) seen.nothingLeftUid = request.event.uid;
+    // A requeue (an earlier claim's reminder, say) about a UID other than the cache entry's, in which
+    // earlierClaim found nothing left to finish: any reminder of it is done.
+    else if (request.event.type === 'REQUEUE' && request.event.uid && found?.uid && request.event.uid !== found.uid) seen.nothingLeftUid = request.event.uid;
     const entry = earlier ? undefined : found;
     const cached = entry && !entry.deleted ? (entry.object as PersistentVolumeClaim) : undefined;
     // A deleted claim: the tombstone (or the message) still names its UID, which keys its in-progress record.
