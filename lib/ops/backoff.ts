@@ -49,7 +49,7 @@ export interface BackoffEntry {
   updatedAt: number;
   /**
    * A second stream of the key, not the runtime's (lib/state/backoff.ts `BackoffId.scope`): the provisioner's
-   * reminder to finish an earlier claim of the name holds that claim's UID here. `null` for the key's own.
+   * reminder to finish a deleted claim of the name holds that claim's UID here. `null` for the key's own.
    */
   scope: string | null;
 }

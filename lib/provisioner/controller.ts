@@ -41,7 +41,7 @@ import { prefetchKey } from '../state/key-state.ts';
 import { BackoffStore, QueueStore } from './store.ts';
 import { syncClaim, type VolumeStore } from './sync-claim.ts';
 import { syncVolume } from './sync-volume.ts';
-import { BackoffStore as KeyBackoff, type BackoffId, type Rearming } from '../state/backoff.ts';
+import { BackoffStore as KeyBackoff, backoffIdPk, type BackoffId } from '../state/backoff.ts';
 import { CachedVolumeAttachments, canDeleteVolume, detachedVolumeName } from './attachments.ts';
 import { volumeRequeuerFromEnv, type VolumeRequeuer } from './requeue.ts';
 import { planVolumeSync } from './volume.ts';
@@ -69,13 +69,15 @@ export interface ProvisionerControllerDeps {
 export const CONTROLLER_NAME = PROVISIONER_WRITER;
 
 /**
- * How long after the runtime's own retry an earlier claim's parked reminder comes due, and how far apart
- * the sweep sends it again (see reconcileClaim): late enough that the runtime's retry finishes it first
- * when nothing forgot it.
+ * How long after the runtime's own retry a deleted claim's parked reminder comes due, and how far apart
+ * the sweep sends it again (see reconcileClaim): the runtime's retry usually finishes the claim first.
  */
 export const EARLIER_CLAIM_REMINDER_MS = 60_000;
-/** How many times the sweep sends an earlier claim's reminder again, a reminder interval apart, before it lapses. */
-export const EARLIER_CLAIM_REARMS = 10;
+
+/** A deleted claim's reminder: the key's backoff record scoped by the claim's UID (see reconcileClaim). */
+export function reminderId(cluster: string, key: string, uid: string): BackoffId {
+  return { controller: CONTROLLER_NAME, cluster, kind: 'PersistentVolumeClaim', key, scope: uid };
+}
 
 /** Requeue delay when another invocation holds the claim's provisioning lease and is still renewing it. */
 const LEASE_BUSY_REQUEUE_MS = 5_000;
@@ -137,6 +139,8 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
   const clock = deps.clock ?? Date.now;
   const timeMarginMs = deps.timeMarginMs ?? timeMarginMsFromEnv();
   const runtimeOptions = runtimeOptionsFor(options);
+  // A reminder is sent again every interval for as long as the runtime's longest retry delay, and twice more.
+  const reminderRearming = { rearms: Math.ceil(runtimeOptions.limiter!.maxDelayMs / EARLIER_CLAIM_REMINDER_MS) + 2, rearmEveryMs: EARLIER_CLAIM_REMINDER_MS };
 
   const report = async (ctx: RuntimeContext, involved: { claim?: PersistentVolumeClaim; volume?: PersistentVolume }, events: ProvisionerEvent[], metrics: MetricObservation[]): Promise<void> => {
     for (const e of events) {
@@ -193,52 +197,53 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
   }
 
   /**
-   * A claim's reconcile. When it finishes an earlier claim of the name ({@link earlierClaim}) and that has to
-   * wait (a failure, or a dead holder's lease), the wait is also parked as a reminder under the earlier
-   * claim's own UID (a backoff record of the key scoped by that UID): the runtime's record of the key is the
-   * new claim's too, and the new claim's success clears it, wait and all. The reminder comes due a minute
-   * after the runtime's own retry would, and the per-minute sweep sends the key with the earlier UID then
-   * and parks it again a minute later, up to {@link EARLIER_CLAIM_REARMS} times, so a message the key's
-   * own wait holds back still comes again. It ends when finishing the earlier claim ends (success, a stop,
-   * a terminal error), when a reminder's message finds nothing left to finish, or at the failure threshold
-   * (its own count, as the runtime's: kept, no longer parked). Only this rare path reads or writes one.
+   * A claim's reconcile. When it works on a claim that is gone (deleted: from its tombstone, or an earlier
+   * claim of the name, {@link earlierClaim}) under the message's UID and that has to wait (a failure, or a
+   * dead holder's lease), the wait is also parked as a reminder under that UID (a backoff record of the key
+   * scoped by it): the runtime's record of the key is shared by every claim of the name, and a new claim's
+   * success clears it, wait and all. The reminder comes due a minute after the runtime's own retry would
+   * (by the reminder's own failure count), and the per-minute sweep sends the key with that UID then and
+   * again every minute, for as long as the runtime's longest retry delay and two minutes more, so a message
+   * the key's own wait holds back still comes again. It ends when a message with that UID ends without a
+   * wait (finished, stopped, or nothing left of it: the runtime's prefetch says whether one exists, so this
+   * costs no read), at a terminal error, or at the failure threshold (kept with its count and no longer
+   * sent, as the runtime gives up on a key).
    */
   async function reconcileClaim(request: ReconcileRequest, ctx: RuntimeContext): Promise<ReconcileResult> {
-    const seen: { earlierUid?: string; nothingLeftUid?: string } = {};
-    const reminder = (uid: string) => ({ controller: CONTROLLER_NAME, cluster: request.cluster, kind: request.kind, key: request.key, scope: uid });
+    const seen: { goneUid?: string } = {};
+    const uid = request.event.uid;
+    const id = uid ? reminderId(request.cluster, request.key, uid) : undefined;
     const backoff = () => new KeyBackoff({ doc: ctx.doc, table: ctx.tables.control, now: clock, limiter: runtimeOptions.limiter! });
-    const rearming = { rearms: EARLIER_CLAIM_REARMS, rearmEveryMs: EARLIER_CLAIM_REMINDER_MS };
     let result: ReconcileResult;
     try {
       result = await reconcileClaimOnce(request, ctx, seen);
     } catch (error) {
-      if (seen.earlierUid) {
-        const uid = seen.earlierUid;
-        await remindAfterFailure(backoff(), reminder(uid), uid, error, rearming).catch((err: unknown) =>
-          ctx.logger.warn('finishing an earlier claim failed, and so did parking its reminder: only a message with its UID finishes it', { uid, error: String(err) }));
+      if (id && seen.goneUid === uid) {
+        await remindAfterFailure(backoff(), id, uid, error).catch((err: unknown) =>
+          ctx.logger.warn('finishing a deleted claim failed, and so did parking its reminder: the runtime\'s retry of the key is all that is left', { uid, error: String(err) }));
       }
       throw error;
     }
-    if (seen.earlierUid) {
-      const uid = seen.earlierUid;
-      if (result && 'requeueAfterMs' in result) await backoff().park(reminder(uid), clock() + result.requeueAfterMs + EARLIER_CLAIM_REMINDER_MS, { uid }, rearming);
-      else await backoff().clear(reminder(uid));
-    } else if (seen.nothingLeftUid) {
-      await backoff().clear(reminder(seen.nothingLeftUid));
+    if (!id) return result;
+    if (seen.goneUid === uid && result && 'requeueAfterMs' in result) {
+      await backoff().park(id, clock() + result.requeueAfterMs + EARLIER_CLAIM_REMINDER_MS, { uid }, reminderRearming);
+    } else {
+      const prefetched = request.prefetched?.control.get(backoffIdPk(id));
+      if (prefetched !== undefined ? prefetched !== null : (await backoff().get(id)) !== undefined) await backoff().clear(id);
     }
     return result;
   }
 
-  /** A failed finishing of an earlier claim: its reminder counts the failure and waits as the runtime does. */
-  async function remindAfterFailure(store: KeyBackoff, id: BackoffId, uid: string, error: unknown, rearming: Rearming): Promise<void> {
+  /** A failed finishing of a deleted claim: its reminder counts the failure and waits as the runtime does. */
+  async function remindAfterFailure(store: KeyBackoff, id: BackoffId, uid: string, error: unknown): Promise<void> {
     // Not retried by the runtime either.
     if (findError(error, UnknownClusterError) || error instanceof TerminalError) return store.clear(id);
     const { record, delayMs } = await store.recordFailure(id, error instanceof Error ? error.message : String(error), { uid }, undefined, runtimeOptions.maxFailures ?? 0);
     if (record.givenUp) return;
-    await store.park(id, clock() + Math.max(delayMs, retryAfterMs(error) ?? 0) + EARLIER_CLAIM_REMINDER_MS, { uid }, rearming);
+    await store.park(id, clock() + Math.max(delayMs, retryAfterMs(error) ?? 0) + EARLIER_CLAIM_REMINDER_MS, { uid }, reminderRearming);
   }
 
-  async function reconcileClaimOnce(request: ReconcileRequest, ctx: RuntimeContext, seen: { earlierUid?: string; nothingLeftUid?: string }): Promise<ReconcileResult> {
+  async function reconcileClaimOnce(request: ReconcileRequest, ctx: RuntimeContext, seen: { goneUid?: string }): Promise<ReconcileResult> {
     const { cluster } = request;
     const cache = new ObjectCache(ctx.doc, ctx.tables.cache, { indexer: indexAttributes });
     // The runtime read the entry (and the prefetched items) in one request just before this reconcile.
@@ -249,15 +254,13 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
       return prefetched !== undefined ? Promise.resolve(ClaimRecords.fromItem(prefetched)) : records.get(cluster, uid);
     };
     const earlier = await earlierClaim(ctx, request, cache, found, readRecord);
-    if (earlier) seen.earlierUid = earlier.uid;
-    // A requeue (an earlier claim's reminder, say) about a UID other than the cache entry's, in which
-    // earlierClaim found nothing left to finish: any reminder of it is done.
-    else if (request.event.type === 'REQUEUE' && request.event.uid && found?.uid && request.event.uid !== found.uid) seen.nothingLeftUid = request.event.uid;
     const entry = earlier ? undefined : found;
     const cached = entry && !entry.deleted ? (entry.object as PersistentVolumeClaim) : undefined;
     // A deleted claim: the tombstone (or the message) still names its UID, which keys its in-progress record.
     const uid = earlier?.uid ?? cached?.metadata.uid ?? (entry?.uid || request.event.uid);
     if (!uid) return;
+    // Anything below works on a claim that is gone (see reconcileClaim's reminder).
+    if (!cached) seen.goneUid = uid;
     let record = earlier?.record ?? await readRecord(uid);
     if (earlier?.cutShort && earlier.lastState) {
       // The DELETED message is the only copy of that claim: stored as its in-progress record at once, so a
@@ -286,6 +289,10 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
     if (!claim && lastState && !earlier && await provisioningCutShort(ctx, request, cache, leaseName, uid, lastState)) {
       ctx.logger.info('claim deleted while its provisioning was cut short: provisioning it to the end so its volume is reclaimed', { uid });
       claim = lastState;
+      // Its tombstone is the only copy: stored as the in-progress record before any wait for the dead
+      // holder's lease, as a claim created again under the name overwrites the tombstone.
+      await records.apply(cluster, uid, { inProgress: lastState });
+      record = { ...record, inProgress: lastState };
     }
     if (!claim) {
       ctx.logger.debug('claim in work queue no longer exists', { uid });
@@ -457,7 +464,8 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
         // a naming hook that cannot name this claim: the reconcile reads the PV itself
       }
       return {
-        control: request.event.uid ? [claimRecordPk(request.cluster, request.event.uid)] : [],
+        // the claim's record, and whether a reminder of it is parked (reconcileClaim)
+        control: request.event.uid ? [claimRecordPk(request.cluster, request.event.uid), backoffIdPk(reminderId(request.cluster, request.key, request.event.uid))] : [],
         cache: [
           ...(className ? [{ kind: 'StorageClass', key: className }] : []),
           ...(pvName ? [{ kind: 'PersistentVolume', key: pvName }] : []),

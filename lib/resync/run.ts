@@ -3,7 +3,8 @@
  * (a) parked backoff keys whose `dueAt` has passed go back to their controller's queue as REQUEUE messages,
  *     and are then taken off the due index (send first: a lost send must not lose the retry; a duplicate
  *     is collapsed by the FIFO dedup id, which carries the `dueAt`); a reminder with rearms left is parked
- *     again instead, `rearmEveryMs` later (lib/state/backoff.ts `rearm`), until its controller clears it;
+ *     again instead, `rearmEveryMs` later (lib/state/backoff.ts `rearm`), until its controller clears it or
+ *     its rearms run out (it is then taken off the due index like any park, its record left to expire);
  * (b) every controller's level-triggered resync source (`sources`, wired by functions/resync.ts) is run
  *     per cluster and its keys are re-enqueued;
  * (c) the keys still parked are counted per controller and published as the `ParkedKeys` metric

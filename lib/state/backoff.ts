@@ -25,8 +25,9 @@ export interface BackoffId {
   key: string;
   /**
    * A second stream for the same key, apart from the runtime's (e.g. a deleted object's UID, when a new
-   * object took its name): its own record (`<pk>#<scope>`), read and cleared only by whoever wrote it. Its
-   * attributes are the key's, so a park of it comes back to the key's controller as the key's REQUEUE.
+   * object took its name): its own record (`<pk>#<scope>`), which the runtime's gates never read. Its
+   * attributes are the key's, so a park of it comes back to the key's controller as the key's REQUEUE
+   * (and the sweep rearms or unparks it like any park).
    */
   scope?: string;
 }
@@ -99,6 +100,12 @@ export function exponentialDelayMs(failures: number, config: RateLimiterConfig =
   const exp = Math.max(0, failures - 1);
   if (exp > 62) return config.maxDelayMs;
   return Math.min(config.baseDelayMs * 2 ** exp, config.maxDelayMs);
+}
+
+/** The record key of `id` (a scoped id's: the key's own, then `#<scope>`). */
+export function backoffIdPk(id: BackoffId): string {
+  const pk = backoffPk(id.controller, id.cluster, id.kind, id.key);
+  return id.scope ? `${pk}#${id.scope}` : pk;
 }
 
 /** Number of {@link DUE_INDEX} partitions parked records are spread over. */
@@ -363,8 +370,7 @@ export class BackoffStore {
   }
 
   #pk(id: BackoffId): string {
-    const pk = backoffPk(id.controller, id.cluster, id.kind, id.key);
-    return id.scope ? `${pk}#${id.scope}` : pk;
+    return backoffIdPk(id);
   }
 
   #idOf(id: BackoffId): BackoffId {

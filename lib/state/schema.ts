@@ -32,7 +32,7 @@
  * ## Control (`CONTROL_TABLE`) — runtime state
  * | `pk` (S, hash) | kind of record |
  * |---|---|
- * | `backoff#<controller>#<cluster>#<Kind>#<key>` | failures, nextAttemptAt (epoch ms), lastError, expiresAt; `dueShard`/`dueAt` while a retry is due. `…#<key>#<scope>`: a second stream of the key its controller keeps (the provisioner's reminder to finish an earlier claim of the name, scope = that claim's UID), with `rearms`/`rearmEveryMs` while the sweep parks it again after sending it (backoff.ts) |
+ * | `backoff#<controller>#<cluster>#<Kind>#<key>` | failures, nextAttemptAt (epoch ms), lastError, expiresAt; `dueShard`/`dueAt` while a retry is due. `…#<key>#<scope>`: a second stream of the key its controller keeps (the provisioner's reminder to finish a deleted claim of the name, scope = that claim's UID), with `rearms`/`rearmEveryMs` while the sweep parks it again after sending it (backoff.ts) |
  * | `lease#<name>` | holder, leaseUntil (epoch ms, the lease's expiry), fencing token; expiresAt (TTL, epoch s) a day after expiry or release |
  * | `sync#<cluster>#<Kind>` | forwarder bookmark `rv` (S) and `rvN` (N, the same value for the forward-only condition), `listComplete` (BOOL), listCompletedAt; VolumeAttachments: `sourcesRvN` (N), equal to `rvN` while the record vouches for the source entries (see sync.ts) |
  * | `bucket#<cluster>` | API token bucket (bucket.ts): `tat` (epoch ms where the last reserved slot ends), `pausedUntil`, `granted` (tokens granted, a counter) |

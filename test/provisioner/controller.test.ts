@@ -17,7 +17,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { LeaseStore } from '../../lib/state/lease.ts';
 import { leasePk } from '../../lib/state/schema.ts';
 import type { StorageOSClient } from '../../lib/storage/storageos/client.ts';
-import { CONTROLLER_NAME, EARLIER_CLAIM_REARMS, EARLIER_CLAIM_REMINDER_MS, createProvisionerController, leaseBusyDelayMs, provisioningLeaseName, runtimeOptionsFor } from '../../lib/provisioner/controller.ts';
+import { CONTROLLER_NAME, EARLIER_CLAIM_REMINDER_MS, createProvisionerController, leaseBusyDelayMs, provisioningLeaseName, runtimeOptionsFor } from '../../lib/provisioner/controller.ts';
 import { BackoffStore } from '../../lib/state/backoff.ts';
 import { toJson } from '../support/json.ts';
 import type { PersistentVolume, PersistentVolumeClaim } from '../../lib/kube/objects.ts';
@@ -264,7 +264,10 @@ describe('provisioner controller against the emulator, dynalite and the storage 
     assert.equal(reminder?.failures, 1);
     assert.ok(reminder.dueAt !== undefined && reminder.dueAt - failedAt >= retryMs + 60_000 && reminder.dueAt <= Date.now() + retryMs + 60_000, 'due a minute after the runtime\'s retry');
     assert.equal(EARLIER_CLAIM_REMINDER_MS, 60_000);
-    assert.deepEqual([reminder.uid, reminder.rearms, reminder.rearmEveryMs], [first.metadata.uid, EARLIER_CLAIM_REARMS, 60_000], 'sent again a minute apart while it lasts');
+    // Sent again every minute for as long as the runtime's longest retry delay (1,000 s by default), and twice more.
+    const maxDelayMs = runtimeOptionsFor(provisionerOptionsFromEnv({ PROVISIONER_BACKEND: 'local' })).limiter!.maxDelayMs;
+    assert.deepEqual([reminder.uid, reminder.rearms, reminder.rearmEveryMs], [first.metadata.uid, Math.ceil(maxDelayMs / 60_000) + 2, 60_000], 'sent again a minute apart while it lasts');
+    assert.ok(reminder.rearms! * 60_000 > maxDelayMs);
     assert.equal(await reconcile(controller, 'PersistentVolumeClaim', 'default/again', first.metadata.uid), undefined);
     assert.equal(await backoff.get(reminderId), undefined, 'finished: the reminder is cleared');
     const pv = await core.readPersistentVolume({ name: `pvc-${first.metadata.uid}` });
@@ -304,9 +307,13 @@ describe('provisioner controller against the emulator, dynalite and the storage 
     assert.equal(await stack.reconcile(controller, 'PersistentVolumeClaim', 'default/reminded', first.metadata.uid, undefined, 'REQUEUE'), undefined);
     assert.equal(await backoff.get(reminderId), undefined, 'cleared by its own message');
     assert.equal((await core.readPersistentVolume({ name: `pvc-${second.metadata.uid}` })).spec!.claimRef!.uid, second.metadata.uid);
-    // A plain message (not a requeue) about that UID reads and writes no reminder.
+    // Any message with that UID that ends without a wait ends its reminder, a plain one too.
     await backoff.park(reminderId, Date.now() + 60_000, { uid: first.metadata.uid! });
     await reconcile(controller, 'PersistentVolumeClaim', 'default/reminded', first.metadata.uid);
+    assert.equal(await backoff.get(reminderId), undefined);
+    // A message with another UID leaves it.
+    await backoff.park(reminderId, Date.now() + 60_000, { uid: first.metadata.uid! });
+    await reconcile(controller, 'PersistentVolumeClaim', 'default/reminded', second.metadata.uid);
     assert.ok((await backoff.get(reminderId))?.dueAt, 'left as it was');
     await backoff.clear(reminderId);
   });
@@ -410,8 +417,18 @@ describe('provisioner controller against the emulator, dynalite and the storage 
 
       // While the dead invocation's lease lasts, the deleted claim waits for it: polled while it looks
       // renewed (a running holder), waited out in one step once it has missed two renewals.
+      const polledAt = Date.now();
       const busy = await reconcile(controller, 'PersistentVolumeClaim', 'default/cut-short', claim.metadata.uid);
       assert.deepEqual(busy, { requeueAfterMs: 5_000 }, 'a lease taken just now: polled');
+      // Its tombstone is stored as its in-progress record before the wait (a claim created again under the
+      // name would overwrite the tombstone), and the wait is parked as a reminder under its UID too (such a
+      // claim's success would clear the key's own wait).
+      const records = new ClaimRecords(db.doc, db.tables.control);
+      assert.equal((await records.get(CLUSTER, claim.metadata.uid!)).inProgress?.metadata.uid, claim.metadata.uid, 'stored in progress before the wait');
+      const backoff = new BackoffStore({ doc: db.doc, table: db.tables.control });
+      const reminderId = { controller: CONTROLLER_NAME, cluster: CLUSTER, kind: 'PersistentVolumeClaim', key: 'default/cut-short', scope: claim.metadata.uid! };
+      const reminder = await backoff.get(reminderId);
+      assert.ok(reminder?.dueAt !== undefined && reminder.dueAt >= polledAt + 65_000 && reminder.dueAt <= Date.now() + 65_000 && reminder.uid === claim.metadata.uid, 'a reminder a minute after the poll');
       await db.doc.send(new UpdateCommand({
         TableName: db.tables.control, Key: { pk: leasePk(provisioningLeaseName(CLUSTER, claim.metadata.uid!)) },
         UpdateExpression: 'SET leaseUntil = :until', ExpressionAttributeValues: { ':until': Date.now() + 60_000 },
@@ -424,8 +441,8 @@ describe('provisioner controller against the emulator, dynalite and the storage 
       // lease is released, so the claim must stay in progress through its record.
       provisioner.override = { state: 'Finished', error: new Error('nodes: 503') };
       await assert.rejects(reconcile(controller, 'PersistentVolumeClaim', 'default/cut-short', claim.metadata.uid), /nodes: 503/);
-      const records = new ClaimRecords(db.doc, db.tables.control);
       assert.equal((await records.get(CLUSTER, claim.metadata.uid!)).inProgress?.metadata.uid, claim.metadata.uid, 'kept in progress');
+      assert.equal((await backoff.get(reminderId))?.failures, 1, 'the reminder counts the failure');
       provisioner.override = undefined;
       await reconcile(controller, 'PersistentVolumeClaim', 'default/cut-short', claim.metadata.uid);
       const pv = await core.readPersistentVolume({ name: pvName });
@@ -434,6 +451,7 @@ describe('provisioner controller against the emulator, dynalite and the storage 
       assert.equal((await backendVolumes(pvName)).length, 1, 'the volume was adopted, not made twice');
       assert.equal(provisioner.provisions, 2);
       assert.equal((await records.get(CLUSTER, claim.metadata.uid!)).inProgress, undefined, 'the record is cleared once finished');
+      assert.equal(await backoff.get(reminderId), undefined, 'and the reminder ended');
     });
 
     it('an in-progress record that cannot be written keeps the lease as the trace of the volume', async () => {
