@@ -74,6 +74,15 @@ export const CONTROLLER_NAME = PROVISIONER_WRITER;
  */
 export const EARLIER_CLAIM_REMINDER_MS = 60_000;
 
+/**
+ * How many times the sweep sends a deleted claim's reminder again, a reminder interval apart: a day's worth,
+ * as long as its record lives after its last park. A send the key's own wait holds back is not a run, and
+ * a claim failing under the same name keeps that wait up; every run ends the reminder, counts a failure
+ * toward its threshold, or parks it anew.
+ */
+export const EARLIER_CLAIM_REARMS = (24 * 3600_000) / EARLIER_CLAIM_REMINDER_MS;
+const reminderRearming = { rearms: EARLIER_CLAIM_REARMS, rearmEveryMs: EARLIER_CLAIM_REMINDER_MS };
+
 /** A deleted claim's reminder: the key's backoff record scoped by the claim's UID (see reconcileClaim). */
 export function reminderId(cluster: string, key: string, uid: string): BackoffId {
   return { controller: CONTROLLER_NAME, cluster, kind: 'PersistentVolumeClaim', key, scope: uid };
@@ -139,8 +148,6 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
   const clock = deps.clock ?? Date.now;
   const timeMarginMs = deps.timeMarginMs ?? timeMarginMsFromEnv();
   const runtimeOptions = runtimeOptionsFor(options);
-  // A reminder is sent again every interval for as long as the runtime's longest retry delay, and twice more.
-  const reminderRearming = { rearms: Math.ceil(runtimeOptions.limiter!.maxDelayMs / EARLIER_CLAIM_REMINDER_MS) + 2, rearmEveryMs: EARLIER_CLAIM_REMINDER_MS };
 
   const report = async (ctx: RuntimeContext, involved: { claim?: PersistentVolumeClaim; volume?: PersistentVolume }, events: ProvisionerEvent[], metrics: MetricObservation[]): Promise<void> => {
     for (const e of events) {
@@ -203,11 +210,11 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
    * scoped by it): the runtime's record of the key is shared by every claim of the name, and a new claim's
    * success clears it, wait and all. The reminder comes due a minute after the runtime's own retry would
    * (by the reminder's own failure count), and the per-minute sweep sends the key with that UID then and
-   * again every minute, for as long as the runtime's longest retry delay and two minutes more, so a message
-   * the key's own wait holds back still comes again. It ends when a message with that UID ends without a
-   * wait (finished, stopped, or nothing left of it: the runtime's prefetch says whether one exists, so this
-   * costs no read), at a terminal error, or at the failure threshold (kept with its count and no longer
-   * sent, as the runtime gives up on a key).
+   * again every minute ({@link EARLIER_CLAIM_REARMS}), so a message the key's own wait holds back still
+   * comes again. It ends when a message with that UID ends without a wait (finished, stopped, or nothing
+   * left of it: the runtime's prefetch says whether one exists, so this costs no extra request), at a
+   * terminal error, or at the failure threshold (kept with its count and no longer sent, as the runtime
+   * gives up on a key).
    */
   async function reconcileClaim(request: ReconcileRequest, ctx: RuntimeContext): Promise<ReconcileResult> {
     const seen: { goneUid?: string } = {};

@@ -51,7 +51,7 @@ export type Outcome =
   /** Processed: nothing more to do (also a poison message, an ignored kind, an own write). */
   | { kind: 'done' }
   /** Look again after `delayMs`: visibility or parking (wait.ts). */
-  | { kind: 'wait'; delayMs: number; why: string; /** Held back by the key's pending retry (the backoff gate), not run. */ held?: true }
+  | { kind: 'wait'; delayMs: number; why: string }
   /** Keep the message invisible for `visibilityS` without counting a failure. */
   | { kind: 'defer'; visibilityS: number; why: string }
   | { kind: 'reconciled'; result: ReconcileResult }

@@ -17,8 +17,8 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { LeaseStore } from '../../lib/state/lease.ts';
 import { leasePk } from '../../lib/state/schema.ts';
 import type { StorageOSClient } from '../../lib/storage/storageos/client.ts';
-import { CONTROLLER_NAME, EARLIER_CLAIM_REMINDER_MS, createProvisionerController, leaseBusyDelayMs, provisioningLeaseName, runtimeOptionsFor } from '../../lib/provisioner/controller.ts';
-import { BackoffStore } from '../../lib/state/backoff.ts';
+import { CONTROLLER_NAME, EARLIER_CLAIM_REARMS, EARLIER_CLAIM_REMINDER_MS, reminderId, createProvisionerController, leaseBusyDelayMs, provisioningLeaseName, runtimeOptionsFor } from '../../lib/provisioner/controller.ts';
+import { BackoffStore, backoffIdPk } from '../../lib/state/backoff.ts';
 import { toJson } from '../support/json.ts';
 import type { PersistentVolume, PersistentVolumeClaim } from '../../lib/kube/objects.ts';
 import { provisionerOptionsFromEnv } from '../../lib/provisioner/options.ts';
@@ -264,10 +264,8 @@ describe('provisioner controller against the emulator, dynalite and the storage 
     assert.equal(reminder?.failures, 1);
     assert.ok(reminder.dueAt !== undefined && reminder.dueAt - failedAt >= retryMs + 60_000 && reminder.dueAt <= Date.now() + retryMs + 60_000, 'due a minute after the runtime\'s retry');
     assert.equal(EARLIER_CLAIM_REMINDER_MS, 60_000);
-    // Sent again every minute for as long as the runtime's longest retry delay (1,000 s by default), and twice more.
-    const maxDelayMs = runtimeOptionsFor(provisionerOptionsFromEnv({ PROVISIONER_BACKEND: 'local' })).limiter!.maxDelayMs;
-    assert.deepEqual([reminder.uid, reminder.rearms, reminder.rearmEveryMs], [first.metadata.uid, Math.ceil(maxDelayMs / 60_000) + 2, 60_000], 'sent again a minute apart while it lasts');
-    assert.ok(reminder.rearms! * 60_000 > maxDelayMs);
+    // Sent again every minute for a day (as long as its record lives), whatever holds it back meanwhile.
+    assert.deepEqual([reminder.uid, reminder.rearms, reminder.rearmEveryMs, EARLIER_CLAIM_REARMS], [first.metadata.uid, 1440, 60_000, 1440], 'sent again a minute apart for a day');
     assert.equal(await reconcile(controller, 'PersistentVolumeClaim', 'default/again', first.metadata.uid), undefined);
     assert.equal(await backoff.get(reminderId), undefined, 'finished: the reminder is cleared');
     const pv = await core.readPersistentVolume({ name: `pvc-${first.metadata.uid}` });
@@ -316,6 +314,29 @@ describe('provisioner controller against the emulator, dynalite and the storage 
     await reconcile(controller, 'PersistentVolumeClaim', 'default/reminded', second.metadata.uid);
     assert.ok((await backoff.get(reminderId))?.dueAt, 'left as it was');
     await backoff.clear(reminderId);
+  });
+
+  it('whether a reminder exists comes with the prefetch: a message that ends without a wait reads nothing more for it', async () => {
+    const controller = controllerWith();
+    const claim = await createClaim('prefetched', 'local');
+    const request = { cluster: CLUSTER, kind: 'PersistentVolumeClaim' as const, key: 'default/prefetched', event: { v: 1 as const, cluster: CLUSTER, kind: 'PersistentVolumeClaim' as const, type: 'MODIFIED' as const, key: 'default/prefetched', uid: claim.metadata.uid!, resourceVersion: '0', observedAt: new Date().toISOString() } };
+    const reminderPk = backoffIdPk(reminderId(CLUSTER, 'default/prefetched', claim.metadata.uid!));
+    assert.ok(controller.prefetch!(request).control?.includes(reminderPk), 'the reminder\'s key is prefetched with the claim\'s record');
+    const reads: string[] = [];
+    const send = db.doc.send.bind(db.doc);
+    (db.doc as { send: unknown }).send = (command: { input?: { Key?: { pk?: string } } }, ...rest: unknown[]) => {
+      if (command.input?.Key?.pk === reminderPk) reads.push(command.constructor.name);
+      return (send as (...a: unknown[]) => unknown)(command, ...rest);
+    };
+    try {
+      const prefetched = { cache: new Map(), control: new Map<string, Record<string, unknown> | null>([[claimRecordPk(CLUSTER, claim.metadata.uid!), null], [reminderPk, null]]) };
+      await stack.reconcile(controller, 'PersistentVolumeClaim', 'default/prefetched', claim.metadata.uid, undefined, undefined, prefetched);
+      assert.deepEqual(reads, [], 'prefetched as absent: no read, no delete');
+      await stack.reconcile(controller, 'PersistentVolumeClaim', 'default/prefetched', claim.metadata.uid);
+      assert.deepEqual(reads, ['GetCommand'], 'not prefetched (a direct call): read');
+    } finally {
+      (db.doc as { send: unknown }).send = send;
+    }
   });
 
   it('a message about an earlier claim that left nothing to finish reconciles the current one (a stale requeue)', async () => {

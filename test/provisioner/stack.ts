@@ -17,7 +17,7 @@ import { MemoryEventRecorder } from '../../lib/kube/recorder.ts';
 import type { RuntimeContext } from '../../lib/runtime/handler.ts';
 import type { WatchedKind } from '../../lib/runtime/message.ts';
 import { createMetrics } from '../../lib/runtime/observability.ts';
-import type { Controller, ReconcileResult } from '../../lib/runtime/reconcile.ts';
+import type { Controller, ReconcileRequest, ReconcileResult } from '../../lib/runtime/reconcile.ts';
 import { ObjectCache } from '../../lib/state/cache.ts';
 import { indexAttributes } from '../../lib/kube/cache-index.ts';
 import { LeaseStore } from '../../lib/state/lease.ts';
@@ -44,9 +44,10 @@ export interface ProvisionerStack {
   observe(kind: WatchedKind, key: string): Promise<Record<string, any>>;
   /**
    * One reconcile, as the runtime would call it: a MODIFIED message, or with `object` a DELETED one carrying
-   * it; `type: 'REQUEUE'` makes it a requeue (the sweep's, say) instead.
+   * it; `type: 'REQUEUE'` makes it a requeue (the sweep's, say) instead; `prefetched`: what the runtime read
+   * for the controller's prefetch (absent: the controller reads what it needs).
    */
-  reconcile(controller: Controller<RuntimeContext>, kind: WatchedKind, key: string, uid?: string, object?: object, type?: 'REQUEUE'): Promise<ReconcileResult>;
+  reconcile(controller: Controller<RuntimeContext>, kind: WatchedKind, key: string, uid?: string, object?: object, type?: 'REQUEUE', prefetched?: ReconcileRequest['prefetched']): Promise<ReconcileResult>;
   /** Creates a claim asking for `provisioner` and observes it. */
   createClaim(name: string, storageClassName: string, provisioner: string, annotations?: Record<string, string>): Promise<PersistentVolumeClaim>;
   /** Creates a StorageClass and observes it. */
@@ -83,9 +84,9 @@ export async function startProvisionerStack(options: { nodes?: string[] } = {}):
       await cache.put(CLUSTER, kind, json);
       return json;
     },
-    async reconcile(controller, kind, key, uid = '', object = undefined, type = undefined) {
+    async reconcile(controller, kind, key, uid = '', object = undefined, type = undefined, prefetched = undefined) {
       const event = { v: 1 as const, cluster: CLUSTER, kind, type: type ?? (object ? 'DELETED' as const : 'MODIFIED' as const), key, uid, resourceVersion: '0', observedAt: new Date().toISOString(), ...(object ? { object: object as Record<string, unknown> } : {}) };
-      const request = { cluster: CLUSTER, kind, key, event };
+      const request = { cluster: CLUSTER, kind, key, event, ...(prefetched ? { prefetched } : {}) };
       const ctx: RuntimeContext = {
         request, logger, metrics, doc: db.doc, tables: db.tables, kube: clients, recorder: stack.recorder, leases, lambdaContext: undefined,
       };

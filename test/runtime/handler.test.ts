@@ -310,24 +310,6 @@ describe('createSqsHandler against dynalite and fauxqs', () => {
     assert.equal(await backoff.get(id), undefined);
   });
 
-  test('backoff gate: a REQUEUE of another UID held back by a parked retry leaves the retry its own UID and version', async () => {
-    const { controller, seen } = testController('gate', async () => undefined);
-    const { handler } = handlerFor(controller);
-    const id = { controller: 'gate', cluster: 'c1', kind: 'PersistentVolumeClaim', key: 'ns/kept' };
-    await backoff.park(id, Date.now() + 10 * 60_000, { uid: 'u-current', resourceVersion: '40' });
-    // Another UID's requeue (a deleted claim's reminder): held back past the visibility limit, so parked.
-    const other = handBuiltRecord('r2', JSON.stringify(clusterEvent({ kind: 'PersistentVolumeClaim', key: 'ns/kept', type: 'REQUEUE', controller: 'gate', uid: 'u-earlier', resourceVersion: '0' })), 'g-kept');
-    assert.deepEqual((await handler({ Records: [other] })).batchItemFailures, []);
-    assert.deepEqual(seen, []);
-    const kept = await backoff.get(id);
-    assert.deepEqual([kept?.uid, kept?.resourceVersion, kept?.dueAt !== undefined], ['u-current', '40', true], 'the retry is still the current object\'s');
-    // The same UID's requeue held back the same way takes its place, as before.
-    const same = handBuiltRecord('r3', JSON.stringify(clusterEvent({ kind: 'PersistentVolumeClaim', key: 'ns/kept', type: 'REQUEUE', controller: 'gate', uid: 'u-current', resourceVersion: '41' })), 'g-kept');
-    assert.deepEqual((await handler({ Records: [same] })).batchItemFailures, []);
-    assert.equal((await backoff.get(id))?.resourceVersion, '41');
-    await backoff.clear(id);
-  });
-
   /** A Lambda context whose remaining time is `remaining()`. */
   const lambdaContext = (remaining: () => number): Context =>
     ({ functionName: 'f', awsRequestId: 'r', getRemainingTimeInMillis: remaining }) as unknown as Context;

@@ -56,7 +56,7 @@ export function backoff<Ctx>(rt: SqsRuntime<Ctx>): Gate {
       return { kind: 'done' };
     }
     const delayMs = backoffWaitMs(job.known, event.type, job.record, rt.now());
-    if (delayMs > 0) return { kind: 'wait', delayMs, why: 'backoff: next attempt not due yet', held: true };
+    if (delayMs > 0) return { kind: 'wait', delayMs, why: 'backoff: next attempt not due yet' };
     return next();
   };
 }

@@ -46,12 +46,8 @@ export function involvedObjectOf(request: ReconcileRequest): InvolvedObject {
   };
 }
 
-/**
- * Makes the record wait `delayMs`: visibility (throws) or parking (returns). A REQUEUE of another UID that
- * the key's pending retry `held` back (a deleted claim's reminder, a stale requeue) parks that retry with its
- * own UID and version: the requeue's would take the retry's place, and its own sender sends it again.
- */
-async function wait<Ctx>(rt: SqsRuntime<Ctx>, job: Job, delayMs: number, why: string, held = false): Promise<void> {
+/** Makes the record wait `delayMs`: visibility (throws) or parking (returns). */
+async function wait<Ctx>(rt: SqsRuntime<Ctx>, job: Job, delayMs: number, why: string): Promise<void> {
   const { record, log } = job;
   const plan = planWait({
     delayMs,
@@ -63,9 +59,7 @@ async function wait<Ctx>(rt: SqsRuntime<Ctx>, job: Job, delayMs: number, why: st
   });
   if (plan.via === 'visibility') return deferRecord(rt, job, plan.visibilityTimeoutS, why);
   const { id, event } = parsedOf(job);
-  const known = job.known;
-  const keepRetry = held && event.type === 'REQUEUE' && known?.uid !== undefined && known.uid !== event.uid;
-  await rt.services.backoff.park(id, plan.dueAt, keepRetry ? { uid: known.uid, ...(known.resourceVersion !== undefined ? { resourceVersion: known.resourceVersion } : {}) } : { uid: event.uid, resourceVersion: event.resourceVersion });
+  await rt.services.backoff.park(id, plan.dueAt, { uid: event.uid, resourceVersion: event.resourceVersion });
   rt.metrics.addMetric(METRIC.parked, MetricUnit.Count, 1);
   log.info('key parked until due', { why, delayMs, dueAt: new Date(plan.dueAt).toISOString() });
 }
@@ -122,7 +116,7 @@ export async function settle<Ctx>(rt: SqsRuntime<Ctx>, job: Job, outcome: Outcom
     case 'defer':
       return deferRecord(rt, job, outcome.visibilityS, outcome.why);
     case 'wait':
-      return wait(rt, job, outcome.delayMs, outcome.why, outcome.held === true);
+      return wait(rt, job, outcome.delayMs, outcome.why);
     case 'failed':
       return onFailure(rt, job, outcome.error);
     case 'reconciled': {
