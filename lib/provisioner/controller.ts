@@ -235,8 +235,12 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
     if (seen.goneUid === uid && result && 'requeueAfterMs' in result) {
       await backoff().park(id, clock() + result.requeueAfterMs + EARLIER_CLAIM_REMINDER_MS, { uid }, reminderRearming);
     } else {
-      const prefetched = request.prefetched?.control.get(backoffIdPk(id));
-      if (prefetched !== undefined ? prefetched !== null : (await backoff().get(id)) !== undefined) await backoff().clear(id);
+      // Read with the runtime's prefetch when it asked (a DELETED or a REQUEUE); a watch event of a live
+      // claim never ends one. Without a prefetch (a direct call), read here.
+      const prefetched = request.prefetched?.control;
+      const pk = backoffIdPk(id);
+      const exists = prefetched ? prefetched.has(pk) && prefetched.get(pk) !== null : (await backoff().get(id)) !== undefined;
+      if (exists) await backoff().clear(id);
     }
     return result;
   }
@@ -471,8 +475,12 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
         // a naming hook that cannot name this claim: the reconcile reads the PV itself
       }
       return {
-        // the claim's record, and whether a reminder of it is parked (reconcileClaim)
-        control: request.event.uid ? [claimRecordPk(request.cluster, request.event.uid), backoffIdPk(reminderId(request.cluster, request.key, request.event.uid))] : [],
+        control: request.event.uid ? [
+          claimRecordPk(request.cluster, request.event.uid),
+          // whether a reminder of it is parked (reconcileClaim): only a deleted claim's has one, so only
+          // the messages that end one ask (its DELETED, a requeue: the reminder's own, a parked retry)
+          ...(request.event.type === 'DELETED' || request.event.type === 'REQUEUE' ? [backoffIdPk(reminderId(request.cluster, request.key, request.event.uid))] : []),
+        ] : [],
         cache: [
           ...(className ? [{ kind: 'StorageClass', key: className }] : []),
           ...(pvName ? [{ kind: 'PersistentVolume', key: pvName }] : []),

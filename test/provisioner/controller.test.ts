@@ -321,7 +321,10 @@ describe('provisioner controller against the emulator, dynalite and the storage 
     const claim = await createClaim('prefetched', 'local');
     const request = { cluster: CLUSTER, kind: 'PersistentVolumeClaim' as const, key: 'default/prefetched', event: { v: 1 as const, cluster: CLUSTER, kind: 'PersistentVolumeClaim' as const, type: 'MODIFIED' as const, key: 'default/prefetched', uid: claim.metadata.uid!, resourceVersion: '0', observedAt: new Date().toISOString() } };
     const reminderPk = backoffIdPk(reminderId(CLUSTER, 'default/prefetched', claim.metadata.uid!));
-    assert.ok(controller.prefetch!(request).control?.includes(reminderPk), 'the reminder\'s key is prefetched with the claim\'s record');
+    assert.equal(controller.prefetch!(request).control?.includes(reminderPk), false, 'a watch event of a live claim never ends one: not asked');
+    for (const type of ['DELETED', 'REQUEUE'] as const) {
+      assert.ok(controller.prefetch!({ ...request, event: { ...request.event, type } }).control?.includes(reminderPk), `asked with the claim's record for a ${type}`);
+    }
     const reads: string[] = [];
     const send = db.doc.send.bind(db.doc);
     (db.doc as { send: unknown }).send = (command: { input?: { Key?: { pk?: string } } }, ...rest: unknown[]) => {
@@ -330,8 +333,11 @@ describe('provisioner controller against the emulator, dynalite and the storage 
     };
     try {
       const prefetched = { cache: new Map(), control: new Map<string, Record<string, unknown> | null>([[claimRecordPk(CLUSTER, claim.metadata.uid!), null], [reminderPk, null]]) };
-      await stack.reconcile(controller, 'PersistentVolumeClaim', 'default/prefetched', claim.metadata.uid, undefined, undefined, prefetched);
+      await stack.reconcile(controller, 'PersistentVolumeClaim', 'default/prefetched', claim.metadata.uid, undefined, 'REQUEUE', prefetched);
       assert.deepEqual(reads, [], 'prefetched as absent: no read, no delete');
+      prefetched.control.delete(reminderPk);
+      await stack.reconcile(controller, 'PersistentVolumeClaim', 'default/prefetched', claim.metadata.uid, undefined, undefined, prefetched);
+      assert.deepEqual(reads, [], 'not asked (a watch event): no read either');
       await stack.reconcile(controller, 'PersistentVolumeClaim', 'default/prefetched', claim.metadata.uid);
       assert.deepEqual(reads, ['GetCommand'], 'not prefetched (a direct call): read');
     } finally {
