@@ -242,22 +242,9 @@ export class BackoffStore {
    * else took it or changed it, or no rearm is left (then it is for {@link unpark}).
    */
   async rearm(record: Pick<BackoffRecord, 'pk' | 'dueAt'>, dueAt: number): Promise<boolean> {
-    try {
-      await this.#doc.send(
-        new UpdateCommand({
-          TableName: this.#table,
-          Key: { pk: record.pk },
-          UpdateExpression: 'SET dueAt = :next, rearms = rearms - :one',
-          ConditionExpression: 'dueAt = :dueAt AND rearms > :zero',
-          ExpressionAttributeValues: { ':next': dueAt, ':one': 1, ':zero': 0, ':dueAt': record.dueAt },
-        }),
-      );
-      return true;
-    } catch (caught) {
-      if (isConditionFailure(caught)) return false;
-      throw caught;
-    }
+    return this.#changeParked(record.pk, 'SET dueAt = :next, rearms = rearms - :one', 'dueAt = :dueAt AND rearms > :zero', { ':next': dueAt, ':one': 1, ':zero': 0, ':dueAt': record.dueAt });
   }
+
 
   /** Success (upstream `Forget`): deletes the record. */
   async clear(id: BackoffId): Promise<void> {
@@ -292,22 +279,20 @@ export class BackoffStore {
    * do not both re-enqueue it). Returns false when someone else took it or it changed.
    */
   async unpark(record: Pick<BackoffRecord, 'pk' | 'dueAt'>): Promise<boolean> {
+    return this.#changeParked(record.pk, 'REMOVE dueShard, dueAt', 'dueAt = :dueAt', { ':dueAt': record.dueAt });
+  }
+
+  /** A conditional change of a parked record: false when the condition no longer holds. */
+  async #changeParked(pk: string, update: string, condition: string, values: Record<string, unknown>): Promise<boolean> {
     try {
-      await this.#doc.send(
-        new UpdateCommand({
-          TableName: this.#table,
-          Key: { pk: record.pk },
-          UpdateExpression: 'REMOVE dueShard, dueAt',
-          ConditionExpression: 'dueAt = :dueAt',
-          ExpressionAttributeValues: { ':dueAt': record.dueAt },
-        }),
-      );
+      await this.#doc.send(new UpdateCommand({ TableName: this.#table, Key: { pk }, UpdateExpression: update, ConditionExpression: condition, ExpressionAttributeValues: values }));
       return true;
     } catch (caught) {
       if (isConditionFailure(caught)) return false;
       throw caught;
     }
   }
+
 
   async #upsertWait(id: BackoffId, untilMs: number, ref: BackoffObjectRef, parked: boolean, rearming?: Rearming): Promise<BackoffRecord> {
     const pk = this.#pk(id);
