@@ -72,7 +72,7 @@ export const CONTROLLER_NAME = PROVISIONER_WRITER;
  * How long after the runtime's own retry a deleted claim's parked reminder comes due, and how far apart
  * the sweep sends it again (see reconcileClaim): the runtime's retry usually finishes the claim first.
  */
-export const EARLIER_CLAIM_REMINDER_MS = 60_000;
+export const DELETED_CLAIM_REMINDER_MS = 60_000;
 
 /**
  * How many times the sweep sends a deleted claim's reminder again, a reminder interval apart: a day's worth,
@@ -80,8 +80,8 @@ export const EARLIER_CLAIM_REMINDER_MS = 60_000;
  * a claim failing under the same name keeps that wait up; every run ends the reminder, counts a failure
  * toward its threshold, or parks it anew.
  */
-export const EARLIER_CLAIM_REARMS = (24 * 3600_000) / EARLIER_CLAIM_REMINDER_MS;
-const reminderRearming = { rearms: EARLIER_CLAIM_REARMS, rearmEveryMs: EARLIER_CLAIM_REMINDER_MS };
+export const DELETED_CLAIM_REARMS = (24 * 3600_000) / DELETED_CLAIM_REMINDER_MS;
+const reminderRearming = { rearms: DELETED_CLAIM_REARMS, rearmEveryMs: DELETED_CLAIM_REMINDER_MS };
 
 /** A deleted claim's reminder: the key's backoff record scoped by the claim's UID (see reconcileClaim). */
 export function reminderId(cluster: string, key: string, uid: string): BackoffId {
@@ -210,7 +210,7 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
    * scoped by it): the runtime's record of the key is shared by every claim of the name, and a new claim's
    * success clears it, wait and all. The reminder comes due a minute after the runtime's own retry would
    * (by the reminder's own failure count), and the per-minute sweep sends the key with that UID then and
-   * again every minute ({@link EARLIER_CLAIM_REARMS}), so a message the key's own wait holds back still
+   * again every minute ({@link DELETED_CLAIM_REARMS}), so a message the key's own wait holds back still
    * comes again. It ends when a message with that UID ends without a wait (finished, stopped, or nothing
    * left of it: the runtime's prefetch says whether one exists, so this costs no extra request), at a
    * terminal error, or at the failure threshold (kept with its count and no longer sent, as the runtime
@@ -233,7 +233,7 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
     }
     if (!id) return result;
     if (seen.goneUid === uid && result && 'requeueAfterMs' in result) {
-      await backoff().park(id, clock() + result.requeueAfterMs + EARLIER_CLAIM_REMINDER_MS, { uid }, reminderRearming);
+      await backoff().park(id, clock() + result.requeueAfterMs + DELETED_CLAIM_REMINDER_MS, { uid }, reminderRearming);
     } else {
       // Read with the runtime's prefetch when it asked (a DELETED or a REQUEUE); a watch event of a live
       // claim never ends one. Without a prefetch (a direct call), read here.
@@ -251,7 +251,7 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
     if (findError(error, UnknownClusterError) || error instanceof TerminalError) return store.clear(id);
     const { record, delayMs } = await store.recordFailure(id, error instanceof Error ? error.message : String(error), { uid }, undefined, runtimeOptions.maxFailures ?? 0);
     if (record.givenUp) return;
-    await store.park(id, clock() + Math.max(delayMs, retryAfterMs(error) ?? 0) + EARLIER_CLAIM_REMINDER_MS, { uid }, reminderRearming);
+    await store.park(id, clock() + Math.max(delayMs, retryAfterMs(error) ?? 0) + DELETED_CLAIM_REMINDER_MS, { uid }, reminderRearming);
   }
 
   async function reconcileClaimOnce(request: ReconcileRequest, ctx: RuntimeContext, seen: { goneUid?: string }): Promise<ReconcileResult> {

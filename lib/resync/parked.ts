@@ -1,8 +1,9 @@
 /**
  * The parked-keys gauge: each resync run counts the keys parked in the {@link DUE_INDEX} (due or not) per
- * controller (a provisioner's reminder to finish a deleted claim of a name counts as one more, beside the key's own) and publishes `ParkedKeys` as an EMF metric (namespace `claimflow`, dimensions `service` and
+ * controller and publishes `ParkedKeys` as an EMF metric (namespace `claimflow`, dimensions `service` and
  * `controller`, as every function's metrics), one datapoint per controller per run — zero included, so the
- * stage's `ParkedKeysAlarm` and dashboard always have data.
+ * stage's `ParkedKeysAlarm` and dashboard always have data. A provisioner's reminder to finish a deleted
+ * claim of a name counts as one more parked key, beside the key's own.
  *
  * @example
  * const counts = await countParkedKeys(doc, 'claimflow-prod-control'); // { binder: 3 }

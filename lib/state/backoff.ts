@@ -245,7 +245,6 @@ export class BackoffStore {
     return this.#changeParked(record.pk, 'SET dueAt = :next, rearms = rearms - :one', 'dueAt = :dueAt AND rearms > :zero', { ':next': dueAt, ':one': 1, ':zero': 0, ':dueAt': record.dueAt });
   }
 
-
   /** Success (upstream `Forget`): deletes the record. */
   async clear(id: BackoffId): Promise<void> {
     await this.#doc.send(new DeleteCommand({ TableName: this.#table, Key: { pk: this.#pk(id) } }));
@@ -292,7 +291,6 @@ export class BackoffStore {
       throw caught;
     }
   }
-
 
   async #upsertWait(id: BackoffId, untilMs: number, ref: BackoffObjectRef, parked: boolean, rearming?: Rearming): Promise<BackoffRecord> {
     const pk = this.#pk(id);

@@ -17,7 +17,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { LeaseStore } from '../../lib/state/lease.ts';
 import { leasePk } from '../../lib/state/schema.ts';
 import type { StorageOSClient } from '../../lib/storage/storageos/client.ts';
-import { CONTROLLER_NAME, EARLIER_CLAIM_REARMS, EARLIER_CLAIM_REMINDER_MS, reminderId, createProvisionerController, leaseBusyDelayMs, provisioningLeaseName, runtimeOptionsFor } from '../../lib/provisioner/controller.ts';
+import { CONTROLLER_NAME, DELETED_CLAIM_REARMS, DELETED_CLAIM_REMINDER_MS, reminderId, createProvisionerController, leaseBusyDelayMs, provisioningLeaseName, runtimeOptionsFor } from '../../lib/provisioner/controller.ts';
 import { BackoffStore, backoffIdPk } from '../../lib/state/backoff.ts';
 import { toJson } from '../support/json.ts';
 import type { PersistentVolume, PersistentVolumeClaim } from '../../lib/kube/objects.ts';
@@ -263,9 +263,9 @@ describe('provisioner controller against the emulator, dynalite and the storage 
     const retryMs = runtimeOptionsFor(provisionerOptionsFromEnv({ PROVISIONER_BACKEND: 'local' })).limiter!.baseDelayMs;
     assert.equal(reminder?.failures, 1);
     assert.ok(reminder.dueAt !== undefined && reminder.dueAt - failedAt >= retryMs + 60_000 && reminder.dueAt <= Date.now() + retryMs + 60_000, 'due a minute after the runtime\'s retry');
-    assert.equal(EARLIER_CLAIM_REMINDER_MS, 60_000);
+    assert.equal(DELETED_CLAIM_REMINDER_MS, 60_000);
     // Sent again every minute for a day (as long as its record lives), whatever holds it back meanwhile.
-    assert.deepEqual([reminder.uid, reminder.rearms, reminder.rearmEveryMs, EARLIER_CLAIM_REARMS], [first.metadata.uid, 1440, 60_000, 1440], 'sent again a minute apart for a day');
+    assert.deepEqual([reminder.uid, reminder.rearms, reminder.rearmEveryMs, DELETED_CLAIM_REARMS], [first.metadata.uid, 1440, 60_000, 1440], 'sent again a minute apart for a day');
     assert.equal(await reconcile(controller, 'PersistentVolumeClaim', 'default/again', first.metadata.uid), undefined);
     assert.equal(await backoff.get(reminderId), undefined, 'finished: the reminder is cleared');
     const pv = await core.readPersistentVolume({ name: `pvc-${first.metadata.uid}` });
@@ -396,7 +396,7 @@ describe('provisioner controller against the emulator, dynalite and the storage 
       const backoff = new BackoffStore({ doc: db.doc, table: db.tables.control });
       const reminderId = { controller: CONTROLLER_NAME, cluster: CLUSTER, kind: 'PersistentVolumeClaim', key: 'default/cut-again', scope: first.metadata.uid! };
       const reminder = await backoff.get(reminderId);
-      assert.ok(reminder?.dueAt !== undefined && reminder.dueAt >= waitStarted + busy.requeueAfterMs + EARLIER_CLAIM_REMINDER_MS && reminder.dueAt <= Date.now() + busy.requeueAfterMs + EARLIER_CLAIM_REMINDER_MS, 'parked after the runtime\'s retry');
+      assert.ok(reminder?.dueAt !== undefined && reminder.dueAt >= waitStarted + busy.requeueAfterMs + DELETED_CLAIM_REMINDER_MS && reminder.dueAt <= Date.now() + busy.requeueAfterMs + DELETED_CLAIM_REMINDER_MS, 'parked after the runtime\'s retry');
       assert.equal(await backoff.get({ ...reminderId, scope: undefined }), undefined, 'not the runtime\'s record of the key');
       const due = (await backoff.listDue(reminder.dueAt)).filter((r) => r.key === 'default/cut-again');
       assert.deepEqual(due.map((r) => [r.controller, r.cluster, r.kind, r.key, r.uid]), [[CONTROLLER_NAME, CLUSTER, 'PersistentVolumeClaim', 'default/cut-again', first.metadata.uid]], 'the sweep sends the key with the earlier UID');
