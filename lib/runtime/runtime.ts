@@ -16,6 +16,7 @@ import { KubeJsonApi } from '../kube/json-api.ts';
 import { KubeEventRecorder, type EventRecorder } from '../kube/recorder.ts';
 import { ApiBudget, budgetFromEnv } from '../state/bucket.ts';
 import { BackoffStore, rateLimiterConfigFromEnv, type RateLimiterConfig } from '../state/backoff.ts';
+import { BatchGetReader } from '../state/batch-get.ts';
 import { ObjectCache } from '../state/cache.ts';
 import { indexAttributes } from '../kube/cache-index.ts';
 import { createDocumentClient, type DocumentClient } from '../state/client.ts';
@@ -95,6 +96,8 @@ export interface RuntimeServices {
   sync: SyncMarkers;
   leases: LeaseStore;
   kube: KubeClients;
+  /** The records' reads before their reconciles, those of one moment in one request (lib/state/batch-get.ts). */
+  reader: BatchGetReader;
 }
 
 const nonNegativeInt = (value: string | undefined, fallback: number): number => {
@@ -155,6 +158,7 @@ export class SqsRuntime<Ctx = RuntimeContext> {
       sync: new SyncMarkers(doc, tables.control, { now }),
       leases: new LeaseStore({ doc, table: tables.control, now }),
       kube,
+      reader: new BatchGetReader(doc),
     };
     return this.#services;
   }

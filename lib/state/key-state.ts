@@ -2,14 +2,15 @@
  * One read for what the runtime and the controller both need before a reconcile: the key's backoff record
  * (control table), its cache entry (cache table) and whatever else the controller declared it reads
  * (`Controller.prefetch`), in a single consistent `BatchGetItem` across the two tables instead of a
- * `GetItem` each.
+ * `GetItem` each. With the runtime's reader (`sources.reader`), the records of a batch that run side by
+ * side share that request (batch-get.ts).
  *
  * @example
  * const { backoff, cached } = await readKeyState({ doc, tables, backoffStore, cache }, id);
  */
-import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import type { BackoffId, BackoffRecord, BackoffStore } from './backoff.ts';
 import { ObjectCache, type CachedObject, type IndexPartitions } from './cache.ts';
+import { BatchGetReader, itemId, type ItemKey } from './batch-get.ts';
 import type { DocumentClient } from './client.ts';
 import { backoffPk, type TableNames } from './schema.ts';
 
@@ -42,6 +43,11 @@ export interface KeyStateSources {
   tables: TableNames;
   backoff: BackoffStore;
   cache: ObjectCache;
+  /**
+   * Gathers the reads of records that run side by side into one request (batch-get.ts); the runtime keeps
+   * one per container. Absent: this read is a request of its own.
+   */
+  reader?: BatchGetReader;
 }
 
 /** The map key of a prefetched cache entry. */
@@ -61,23 +67,19 @@ export async function readKeyState(sources: KeyStateSources, id: BackoffId, extr
   // DynamoDB refuses an empty key attribute: such an entry cannot exist, so it is not asked for.
   const extraCache = (extra.cache ?? []).filter((e) => e.kind && e.key).slice(0, MAX_EXTRA).map((e) => ({ name: prefetchKey(e.kind, e.key), key: ObjectCache.itemKey(id.cluster, e.kind, e.key) }));
   const extraControl = [...new Set(extra.control ?? [])].filter(Boolean).slice(0, MAX_EXTRA);
-  const controlKeys = dedupe([backoffKey, ...extraControl.map((pk) => ({ pk }))]);
+  const controlKeys = [backoffKey, ...extraControl.map((pk) => ({ pk }))];
   const extraPartitions = [...new Set(extra.partitions ?? [])].map((index) => ({ index, key: ObjectCache.partitionsKey(id.cluster, index) }));
-  const cacheKeys = dedupe([cacheKey, ...extraCache.map((e) => e.key), ...extraPartitions.map((e) => e.key)]);
+  const cacheKeys = [cacheKey, ...extraCache.map((e) => e.key), ...extraPartitions.map((e) => e.key)];
+  const reader = sources.reader ?? new BatchGetReader(doc);
   const found = new Map<string, Record<string, any>>();
-  let request: Record<string, { Keys: Array<Record<string, string>>; ConsistentRead: boolean }> = {
-    [tables.control]: { Keys: controlKeys, ConsistentRead: true },
-    [tables.cache]: { Keys: cacheKeys, ConsistentRead: true },
-  };
-  for (let round = 0; round < 3 && Object.keys(request).length > 0; round++) {
-    const out = await doc.send(new BatchGetCommand({ RequestItems: request }));
-    for (const [table, items] of Object.entries(out.Responses ?? {})) for (const item of items) found.set(itemId(table, item), item);
-    request = {};
-    for (const [table, left] of Object.entries(out.UnprocessedKeys ?? {})) {
-      if (left.Keys?.length) request[table] = { Keys: left.Keys as Array<Record<string, string>>, ConsistentRead: true };
-    }
+  // The reader reads a key asked for twice once.
+  let wanted: ItemKey[] = [...controlKeys.map((key) => ({ table: tables.control, key })), ...cacheKeys.map((key) => ({ table: tables.cache, key }))];
+  for (let round = 0; round < 3 && wanted.length > 0; round++) {
+    const out = await reader.read(wanted);
+    for (const [key, item] of out.items) found.set(key, item);
+    wanted = out.unprocessed;
   }
-  if (Object.keys(request).length > 0) {
+  if (wanted.length > 0) {
     // Still unprocessed after three rounds (throttling): the key's own items one by one; the extras are
     // left for the controller to read itself.
     const backoff = await sources.backoff.get(id);
@@ -96,18 +98,4 @@ export async function readKeyState(sources: KeyStateSources, id: BackoffId, extr
     cached: sources.cache.entryOf(found.get(itemId(tables.cache, cacheKey))),
     extra: prefetched,
   };
-}
-
-function itemId(table: string, item: Record<string, unknown>): string {
-  return `${table}\u0000${String(item.pk)}\u0000${String(item.sk ?? '')}`;
-}
-
-function dedupe<T extends Record<string, string>>(keys: T[]): T[] {
-  const seen = new Set<string>();
-  return keys.filter((k) => {
-    const id = `${k.pk}\u0000${k.sk ?? ''}`;
-    if (seen.has(id)) return false;
-    seen.add(id);
-    return true;
-  });
 }

@@ -6,6 +6,8 @@ import { TerminalError, type Controller, type ReconcileRequest, type ReconcileRe
 import { MemoryEventRecorder } from '../../lib/kube/recorder.ts';
 import { BackoffStore, type BackoffRecord } from '../../lib/state/backoff.ts';
 import { ApiBudget } from '../../lib/state/bucket.ts';
+import { ObjectCache } from '../../lib/state/cache.ts';
+import { indexAttributes } from '../../lib/kube/cache-index.ts';
 import { KubeClients } from '../../lib/kube/client.ts';
 import type { RuntimeContext } from '../../lib/runtime/handler.ts';
 import type { Context } from 'aws-lambda';
@@ -308,6 +310,45 @@ describe('createSqsHandler against dynalite and fauxqs', () => {
     assert.deepEqual((await handler({ Records: [fresh] })).batchItemFailures, []);
     assert.deepEqual(seen, ['ns/gated@11']);
     assert.equal(await backoff.get(id), undefined);
+  });
+
+  test('the records of a batch read their keys’ state in one request, each its own: a waiting REQUEUE still waits, the others run on their own cache entries', async () => {
+    const cached = new Map<string, number | undefined>();
+    const controller: Controller = {
+      name: 'shared',
+      kinds: KINDS,
+      async reconcile(request) {
+        cached.set(request.key, request.cached?.rv);
+      },
+    };
+    // The records' state reads: BatchGetItems asking for backoff records (the sync markers' read is another).
+    const stateReads: number[] = [];
+    const doc = {
+      send: (command: { input: { RequestItems?: Record<string, { Keys: Array<{ pk: string }> }> } }) => {
+        const keys = Object.values(command.input.RequestItems ?? {}).flatMap((t) => t.Keys);
+        if (keys.some((k) => k.pk.startsWith('backoff#'))) stateReads.push(keys.length);
+        return (fx.db.doc.send as (c: unknown) => Promise<unknown>)(command);
+      },
+    } as unknown as typeof fx.db.doc;
+    const handler = createSqsHandler(controller, fx.handlerOptions({ maxReceiveCount: 10, metrics: new CapturedMetrics(), recorderFor: () => new MemoryEventRecorder(), doc }));
+    const cache = new ObjectCache(fx.db.doc, fx.db.tables.cache, { indexer: indexAttributes });
+    const keys = ['ns/s1', 'ns/s2', 'ns/s3', 'ns/s4'];
+    for (const [i, key] of keys.entries()) {
+      const [namespace, name] = key.split('/');
+      if (i !== 3) await cache.put('c1', 'PersistentVolumeClaim', { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { namespace, name, uid: `uid-${key}`, resourceVersion: String(20 + i) } });
+    }
+    const gated = { controller: 'shared', cluster: 'c1', kind: 'PersistentVolumeClaim', key: 'ns/gated-in-batch' };
+    for (let i = 0; i < 12; i++) await backoff.recordFailure(gated, 'earlier'); // due in ~10 s
+    const records = [
+      ...keys.map((key, i) => handBuiltRecord(`s${i}`, JSON.stringify(clusterEvent({ kind: 'PersistentVolumeClaim', key })), `g-${key}`)),
+      handBuiltRecord('s-gated', JSON.stringify(clusterEvent({ kind: 'PersistentVolumeClaim', key: gated.key, type: 'REQUEUE', controller: 'shared' })), 'g-gated-in-batch'),
+    ];
+    const response = await handler({ Records: records });
+    assert.deepEqual(stateReads, [10], 'five records, one read of their ten keys (a backoff record and a cache entry each)');
+    assert.deepEqual(response.batchItemFailures, [{ itemIdentifier: 's-gated' }], 'the early REQUEUE saw its own backoff record and waits');
+    assert.deepEqual(Object.fromEntries(cached), { 'ns/s1': 20, 'ns/s2': 21, 'ns/s3': 22, 'ns/s4': undefined }, 'each record got its own cache entry (none for s4)');
+    assert.equal((await backoff.get(gated))?.failures, 12);
+    await backoff.clear(gated);
   });
 
   /** A Lambda context whose remaining time is `remaining()`. */

@@ -1,7 +1,9 @@
 /**
  * Gate `backoff`: reads the key's backoff record, its cache entry and what the controller prefetches in one
- * request (the entry becomes `request.cached`, the rest `request.prefetched`). A REQUEUE or a redelivery that arrives before the record's `nextAttemptAt` waits again;
- * a fresh watch event goes through, as upstream's `queue.Add` bypasses the rate limiter.
+ * request (the entry becomes `request.cached`, the rest `request.prefetched`), shared with the other
+ * records of the batch that reach this gate at the same moment (the runtime's `reader`). A REQUEUE or a
+ * redelivery that arrives before the record's `nextAttemptAt` waits again; a fresh watch event goes
+ * through, as upstream's `queue.Add` bypasses the rate limiter.
  *
  * It also ends an own write that was tagged too late: the forwarder publishes a version untagged when its
  * last look at the cache (lib/forwarder/review.ts) comes before the writer's write-back, which is usual when
@@ -45,7 +47,7 @@ export function backoff<Ctx>(rt: SqsRuntime<Ctx>): Gate {
     const { request, id, event } = parsedOf(job);
     const s = rt.services;
     const extra = rt.controller.prefetch?.(request) ?? {};
-    const state = await readKeyState({ doc: s.doc, tables: s.tables, backoff: s.backoff, cache: s.cache }, id, extra);
+    const state = await readKeyState({ doc: s.doc, tables: s.tables, backoff: s.backoff, cache: s.cache, reader: s.reader }, id, extra);
     request.cached = state.cached ?? null;
     if (rt.controller.prefetch) request.prefetched = state.extra;
     job.known = state.backoff ?? null;
