@@ -53,7 +53,7 @@ export interface KeyStateSources {
 /** The map key of a prefetched cache entry. */
 export const prefetchKey = (kind: string, key: string): string => `${kind}/${key}`;
 
-/** BatchGetItem takes at most 100 keys; the key's own two and a controller's few stay far below. */
+/** Extras kept per table (a controller names a few); the reader splits a request past BatchGetItem's 100 keys. */
 const MAX_EXTRA = 50;
 
 /**
@@ -64,7 +64,7 @@ export async function readKeyState(sources: KeyStateSources, id: BackoffId, extr
   const { doc, tables } = sources;
   const backoffKey = { pk: backoffPk(id.controller, id.cluster, id.kind, id.key) };
   const cacheKey = ObjectCache.itemKey(id.cluster, id.kind, id.key);
-  // DynamoDB refuses an empty key attribute: such an entry cannot exist, so it is not asked for.
+  // An extra with an empty kind or key names nothing; a key longer than DynamoDB allows the reader reads as absent.
   const extraCache = (extra.cache ?? []).filter((e) => e.kind && e.key).slice(0, MAX_EXTRA).map((e) => ({ name: prefetchKey(e.kind, e.key), key: ObjectCache.itemKey(id.cluster, e.kind, e.key) }));
   const extraControl = [...new Set(extra.control ?? [])].filter(Boolean).slice(0, MAX_EXTRA);
   const controlKeys = [backoffKey, ...extraControl.map((pk) => ({ pk }))];

@@ -1,6 +1,7 @@
 import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { createSqsHandler } from '../../lib/runtime/handler.ts';
 import { TerminalError, type Controller, type ReconcileRequest, type ReconcileResult } from '../../lib/runtime/reconcile.ts';
 import { MemoryEventRecorder } from '../../lib/kube/recorder.ts';
@@ -349,6 +350,30 @@ describe('createSqsHandler against dynalite and fauxqs', () => {
     assert.deepEqual(Object.fromEntries(cached), { 'ns/s1': 20, 'ns/s2': 21, 'ns/s3': 22, 'ns/s4': undefined }, 'each record got its own cache entry (none for s4)');
     assert.equal((await backoff.get(gated))?.failures, 12);
     await backoff.clear(gated);
+  });
+
+  test('a record reads its state after the record before it in its group finished: it sees what that one wrote', async () => {
+    const marker = 'test#same-group-marker';
+    const saw: string[] = [];
+    let written = 0;
+    const controller: Controller = {
+      name: 'ordered',
+      kinds: KINDS,
+      prefetch: () => ({ control: [marker] }),
+      async reconcile(request) {
+        saw.push(`${request.key}:${String(request.prefetched?.control.get(marker)?.n ?? null)}`);
+        // Only the ordered group writes: what the other group's record reads does not depend on timing.
+        if (request.key === 'ns/ordered') await fx.db.doc.send(new PutCommand({ TableName: fx.db.tables.control, Item: { pk: marker, n: ++written } }));
+      },
+    };
+    const { handler } = handlerFor(controller);
+    const records = [1, 2, 3].map((n) => handBuiltRecord(`o${n}`, JSON.stringify(clusterEvent({ kind: 'PersistentVolumeClaim', key: 'ns/ordered', resourceVersion: String(10 + n) })), 'g-ordered'));
+    // Another group beside them, reading the same item at the first moment.
+    records.push(handBuiltRecord('o-other', JSON.stringify(clusterEvent({ kind: 'PersistentVolumeClaim', key: 'ns/other-group' })), 'g-other'));
+    assert.deepEqual((await handler({ Records: records })).batchItemFailures, []);
+    assert.deepEqual(saw.slice(0, 2).sort(), ['ns/ordered:null', 'ns/other-group:null'], 'the first of each group read together, before any write');
+    assert.deepEqual(saw.slice(2), ['ns/ordered:1', 'ns/ordered:2'], 'each later record of the group saw the write of the one before');
+    await fx.db.doc.send(new DeleteCommand({ TableName: fx.db.tables.control, Key: { pk: marker } }));
   });
 
   /** A Lambda context whose remaining time is `remaining()`. */

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { BatchGetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { BatchGetReader, itemId, MAX_BATCH_GET_KEYS, type ItemKey } from '../../lib/state/batch-get.ts';
+import { BatchGetReader, itemId, MAX_BATCH_GET_KEYS, possibleKey, type ItemKey } from '../../lib/state/batch-get.ts';
 import type { DocumentClient } from '../../lib/state/client.ts';
 import { startDynalite, type Dynalite } from '../support/dynalite.ts';
 
@@ -114,6 +114,44 @@ describe('BatchGetReader: the reads of one moment in one request', () => {
     }
     assert.deepEqual(ids(await reader.read([control('a')])), ['a']);
     assert.deepEqual(sent, [2, 1]);
+  });
+
+  test('a key DynamoDB cannot hold reads as absent without being asked for; the others of its moment are read', async () => {
+    sent = [];
+    const reader = new BatchGetReader(doc);
+    const long = cache('c1#StorageClass', 'x'.repeat(1100)); // a class name from an annotation of any length
+    const [odd, other] = await Promise.all([reader.read([long, control('a')]), reader.read([control('b'), cache('c1#PersistentVolume', 'pv-1')])]);
+    assert.deepEqual(sent, [3], 'one request, without the long key');
+    assert.deepEqual(ids(odd), ['a']);
+    assert.deepEqual(ids(other), ['b', 'c1#PersistentVolume/pv-1']);
+    assert.equal(possibleKey({ pk: 'p', sk: 'x'.repeat(1024) }), true);
+    assert.equal(possibleKey({ pk: 'p', sk: 'é'.repeat(513) }), false, 'bytes, not characters');
+    assert.equal(possibleKey({ pk: 'x'.repeat(2049) }), false);
+    assert.equal(possibleKey({ pk: '' }), false);
+  });
+
+  test('a request refused as invalid is asked again key by key: only the refused key’s caller gets the error', async () => {
+    sent = [];
+    answer = async (command, real) => {
+      const keys = Object.values(command.input.RequestItems ?? {}).flatMap((t) => t.Keys ?? []);
+      if (keys.some((k) => k.pk === 'refused')) throw Object.assign(new Error('One or more parameter values were invalid'), { name: 'ValidationException' });
+      return real(command);
+    };
+    try {
+      const reader = new BatchGetReader(doc);
+      const reads = await Promise.allSettled([reader.read([control('refused'), control('a')]), reader.read([control('b')])]);
+      assert.equal(reads[0]!.status, 'rejected');
+      assert.equal(((reads[0] as PromiseRejectedResult).reason as Error).name, 'ValidationException');
+      assert.equal(reads[1]!.status, 'fulfilled');
+      assert.deepEqual(ids((reads[1] as PromiseFulfilledResult<{ items: Map<string, Record<string, unknown>> }>).value), ['b']);
+      assert.deepEqual(sent, [3, 1, 1, 1], 'the request, then each key alone');
+      // Refused as invalid on its own: the caller's error, as its own request's would have been.
+      sent = [];
+      await assert.rejects(reader.read([control('refused')]), { name: 'ValidationException' });
+      assert.deepEqual(sent, [1]);
+    } finally {
+      answer = undefined;
+    }
   });
 
   test('itemId names an item by table and key, as the keys asked for', () => {

@@ -4,12 +4,14 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { BackoffStore } from '../../lib/state/backoff.ts';
 import { ObjectCache } from '../../lib/state/cache.ts';
 import { indexAttributes } from '../../lib/kube/cache-index.ts';
 import type { DocumentClient } from '../../lib/state/client.ts';
 import { prefetchKey, readKeyState } from '../../lib/state/key-state.ts';
+import { BatchGetReader } from '../../lib/state/batch-get.ts';
+import { backoffPk } from '../../lib/state/schema.ts';
 import { startDynalite, type Dynalite } from '../support/dynalite.ts';
 
 const obj = (kind: string, name: string, rv: number, namespace?: string) => ({
@@ -79,5 +81,37 @@ describe('readKeyState: one request for the key and what the controller reads an
       );
     }
     assert.equal(prefetchKey('StorageClass', 'gold'), 'StorageClass/gold');
+  });
+
+  test('two keys’ reads on one reader share a request; a backoff record left unprocessed is asked for again, then read alone after three rounds', async () => {
+    const ids = [1, 2].map((n) => ({ controller: 'provisioner', cluster: 'c1', kind: 'PersistentVolumeClaim', key: `ns/rounds-${n}` }));
+    for (const id of ids) await backoff.recordFailure(id, `failure of ${id.key}`);
+    await cache.put('c1', 'PersistentVolumeClaim', obj('PersistentVolumeClaim', 'rounds-1', 8, 'ns'));
+    const throttled = backoffPk('provisioner', 'c1', 'PersistentVolumeClaim', 'ns/rounds-2');
+    for (const rounds of [2, 3]) {
+      // DynamoDB leaves the second key's backoff record unprocessed `rounds` times.
+      let left = rounds;
+      const sent: string[] = [];
+      const throttling = {
+        send: async (command: BatchGetCommand | { constructor: { name: string } }) => {
+          if (!(command instanceof BatchGetCommand)) return (sent.push(command.constructor.name), (db.doc.send as (c: unknown) => Promise<unknown>)(command));
+          const keys = Object.values(command.input.RequestItems ?? {}).flatMap((t) => t.Keys ?? []);
+          sent.push(`BatchGet ${keys.length}`);
+          const out = (await db.doc.send(command)) as { Responses?: Record<string, Array<Record<string, unknown>>> };
+          if (left === 0 || !keys.some((k) => k.pk === throttled)) return out;
+          left--;
+          const control = db.tables.control;
+          return { Responses: { ...out.Responses, [control]: (out.Responses?.[control] ?? []).filter((item) => item.pk !== throttled) }, UnprocessedKeys: { [control]: { Keys: [{ pk: throttled }] } } };
+        },
+      } as unknown as DocumentClient;
+      const sources = { doc: throttling, tables: db.tables, backoff: new BackoffStore({ doc: throttling, table: db.tables.control }), cache: new ObjectCache(throttling, db.tables.cache, { indexer: indexAttributes }), reader: new BatchGetReader(throttling) };
+      const [first, second] = await Promise.all(ids.map((id) => readKeyState(sources, id)));
+      const expected = rounds === 2 ? ['BatchGet 4', 'BatchGet 1', 'BatchGet 1'] : ['BatchGet 4', 'BatchGet 1', 'BatchGet 1', 'GetCommand', 'GetCommand'];
+      assert.deepEqual(sent, expected, `${rounds} rounds unprocessed: the requests`);
+      assert.equal(first!.backoff?.lastError, 'failure of ns/rounds-1');
+      assert.equal(first!.cached?.rv, 8);
+      assert.equal(second!.backoff?.lastError, 'failure of ns/rounds-2', `${rounds} rounds unprocessed: still read`);
+      assert.equal(second!.cached, undefined);
+    }
   });
 });
