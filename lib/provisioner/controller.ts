@@ -418,7 +418,7 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
     const pv = entry && !entry.deleted ? (entry.object as PersistentVolume) : undefined;
     if (!pv) return;
     const writer = new KubeWriter(await ctx.kube.api(cluster, KubeJsonApi), cache, cluster);
-    const attachments = new CachedVolumeAttachments(cache, cluster, new SyncMarkers(ctx.doc, ctx.tables.control));
+    const attachments = new CachedVolumeAttachments(cache, cluster, new SyncMarkers(ctx.doc, ctx.tables.control, { reader: ctx.reader }));
     const signal = timeoutSignal(options.deletionTimeoutMs);
     const outcome = await syncVolume({ config, provisioner, writer, attachments, clock, ...(signal ? { signal } : {}) }, pv);
     await report(ctx, { volume: pv }, outcome.events, outcome.metrics);
@@ -445,7 +445,7 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
     if (!pvEntry || pvEntry.deleted) return;
     const pv = pvEntry.object as PersistentVolume;
     if (!planVolumeSync(config, provisioner, { signal: new AbortController().signal }, pv).delete) return;
-    if (canDeleteVolume(pv, await new CachedVolumeAttachments(cache, cluster, new SyncMarkers(ctx.doc, ctx.tables.control)).list(pvName))) return;
+    if (canDeleteVolume(pv, await new CachedVolumeAttachments(cache, cluster, new SyncMarkers(ctx.doc, ctx.tables.control, { reader: ctx.reader })).list(pvName))) return;
     const target = volumeRequeuer();
     if (!target) {
       ctx.logger.warn('attachment gone but no provisioner queue to requeue its volume; the volume’s backoff retries it', { pv: pvName });

@@ -42,6 +42,11 @@ export interface RuntimeContext {
   /** Event recorder for the request's cluster. */
   recorder: EventRecorder;
   leases: LeaseStore;
+  /**
+   * Strongly consistent point reads shared with the batch's other records that ask at the same moment
+   * (lib/state/batch-get.ts): a read a record makes anyway, never staler than its own request.
+   */
+  reader?: BatchGetReader;
   lambdaContext: Context | undefined;
 }
 

@@ -22,6 +22,7 @@
  */
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { parseResourceVersion } from './cache.ts';
+import { itemId, type BatchGetReader } from './batch-get.ts';
 import { batchGetItems, type DocumentClient } from './client.ts';
 import { syncPk } from './schema.ts';
 
@@ -45,24 +46,30 @@ export class SyncMarkers {
   readonly table: string;
   #doc: DocumentClient;
   #now: () => number;
+  #reader: BatchGetReader | undefined;
 
-  constructor(doc: DocumentClient, table: string, options: { now?: () => number } = {}) {
+  /** With `reader`, {@link getSync} shares its request with the reads asked for at the same moment. */
+  constructor(doc: DocumentClient, table: string, options: { now?: () => number; reader?: BatchGetReader } = {}) {
     this.table = table;
     this.#doc = doc;
     this.#now = options.now ?? Date.now;
+    this.#reader = options.reader;
   }
 
   /** The record, or undefined before the forwarder wrote one. Strongly consistent. */
   async getSync(cluster: string, kind: string): Promise<SyncState | undefined> {
-    const out = await this.#doc.send(
-      new GetCommand({ TableName: this.table, Key: { pk: syncPk(cluster, kind) }, ConsistentRead: true }),
-    );
-    if (!out.Item) return undefined;
+    const key = { pk: syncPk(cluster, kind) };
+    const shared = this.#reader ? await this.#reader.read([{ table: this.table, key }]) : undefined;
+    // Left unprocessed in the shared request (throttling): asked for on its own.
+    const item = shared && shared.unprocessed.length === 0
+      ? shared.items.get(itemId(this.table, key))
+      : (await this.#doc.send(new GetCommand({ TableName: this.table, Key: key, ConsistentRead: true }))).Item;
+    if (!item) return undefined;
     return {
-      rv: typeof out.Item.rv === 'string' ? out.Item.rv : '',
-      listComplete: out.Item.listComplete === true,
-      ...(typeof out.Item.listCompletedAt === 'string' ? { listCompletedAt: out.Item.listCompletedAt } : {}),
-      sourcesIndexed: SyncMarkers.sourcesIndexed(out.Item),
+      rv: typeof item.rv === 'string' ? item.rv : '',
+      listComplete: item.listComplete === true,
+      ...(typeof item.listCompletedAt === 'string' ? { listCompletedAt: item.listCompletedAt } : {}),
+      sourcesIndexed: SyncMarkers.sourcesIndexed(item),
     };
   }
 

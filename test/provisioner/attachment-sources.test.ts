@@ -11,6 +11,7 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { startDynalite, type Dynalite } from '../support/dynalite.ts';
 import { ObjectCache } from '../../lib/state/cache.ts';
 import { SyncMarkers } from '../../lib/state/sync.ts';
+import { BatchGetReader } from '../../lib/state/batch-get.ts';
 import { indexAttributes } from '../../lib/kube/cache-index.ts';
 import { CachedVolumeAttachments, canDeleteVolume } from '../../lib/provisioner/attachments.ts';
 import type { PersistentVolume } from '../../lib/kube/objects.ts';
@@ -87,6 +88,27 @@ describe('the delete guard reads one PV\'s attachments', () => {
     assert.deepEqual(await names('pv-free'), []);
     assert.deepEqual(sent, [`GetCommand sync#c1#${KIND}`, 'QueryCommand c1#VolumeAttachment#bySource'], 'nothing named: no entry read');
     assert.equal(canDeleteVolume(volume('pv-free'), await guard.list('pv-free')), undefined);
+  });
+
+  it('two guards on the runtime’s shared reader (two deletions of one batch): the record once for both, still before either Query', async () => {
+    const proxied = new Proxy(db.doc, {
+      get: (target, prop, receiver) =>
+        prop === 'send'
+          ? (command: { constructor: { name: string }; input: { KeyConditionExpression?: string; ExpressionAttributeValues?: Record<string, unknown>; RequestItems?: Record<string, { Keys: Array<{ pk: string }> }> } }, ...rest: unknown[]) => {
+              const i = command.input;
+              const where = i.RequestItems ? Object.values(i.RequestItems).flatMap((t) => t.Keys.map((k) => k.pk)).join('+') : String(i.ExpressionAttributeValues?.[':pk'] ?? '');
+              sent.push(`${command.constructor.name} ${where}`);
+              return (target.send as (...a: unknown[]) => unknown)(command, ...rest);
+            }
+          : Reflect.get(target, prop, receiver),
+    });
+    const reader = new BatchGetReader(proxied);
+    const guardOf = () => new CachedVolumeAttachments(new ObjectCache(proxied, db.tables.cache, { indexer: indexAttributes }), 'c1', new SyncMarkers(proxied, db.tables.control, { reader }));
+    sent.length = 0;
+    const [a, free] = await Promise.all([guardOf().list('pv-a'), guardOf().list('pv-free')]);
+    assert.deepEqual(a.map((x) => x.metadata.name), ['va-a-legacy', 'va-a1', 'va-a2']);
+    assert.deepEqual(free, []);
+    assert.deepEqual(sent.slice(0, 3), [`BatchGetCommand sync#c1#${KIND}`, 'QueryCommand c1#VolumeAttachment#bySource', 'QueryCommand c1#VolumeAttachment#bySource'], 'one read of the record for both, before either Query');
   });
 
   it('reads the named entries 100 at a time', async () => {

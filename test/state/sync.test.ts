@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { startDynalite, type Dynalite } from '../support/dynalite.ts';
 import { SyncMarkers } from '../../lib/state/sync.ts';
 import { InvalidResourceVersionError } from '../../lib/state/cache.ts';
+import { BatchGetReader } from '../../lib/state/batch-get.ts';
+import type { DocumentClient } from '../../lib/state/client.ts';
 
 describe('SyncMarkers against dynalite', () => {
   let db: Dynalite;
@@ -92,5 +94,31 @@ describe('SyncMarkers against dynalite', () => {
     } finally {
       db.doc.middlewareStack.remove(name);
     }
+  });
+  it('with a reader, getSync shares the request of its moment; a record left unprocessed there is read on its own', async () => {
+    await sync.markListComplete('c4', 'VolumeAttachment', '3', { sourcesIndexed: true });
+    await sync.markListComplete('c5', 'VolumeAttachment', '4');
+    const sent: string[] = [];
+    let throttle = false;
+    const doc = {
+      send: async (command: { constructor: { name: string }; input: { RequestItems?: Record<string, { Keys: Array<{ pk: string }> }> } }) => {
+        sent.push(command.constructor.name);
+        const out = (await (db.doc.send as (c: unknown) => Promise<Record<string, any>>)(command));
+        if (!throttle || !command.input.RequestItems) return out;
+        // DynamoDB leaves every key of the shared request unprocessed.
+        return { Responses: {}, UnprocessedKeys: command.input.RequestItems };
+      },
+    } as unknown as DocumentClient;
+    const reader = new BatchGetReader(doc);
+    const shared = new SyncMarkers(doc, db.tables.control, { now: () => at, reader });
+    const [c4, c5, none] = await Promise.all([shared.getSync('c4', 'VolumeAttachment'), shared.getSync('c5', 'VolumeAttachment'), shared.getSync('c6', 'VolumeAttachment')]);
+    assert.deepEqual(sent, ['BatchGetCommand'], 'three records, one request');
+    assert.deepEqual(c4, { rv: '3', listComplete: true, listCompletedAt: '2026-11-21T20:00:00.000Z', sourcesIndexed: true });
+    assert.equal(c5?.sourcesIndexed, false);
+    assert.equal(none, undefined);
+    sent.length = 0;
+    throttle = true;
+    assert.equal((await shared.getSync('c4', 'VolumeAttachment'))?.sourcesIndexed, true);
+    assert.deepEqual(sent, ['BatchGetCommand', 'GetCommand']);
   });
 });

@@ -27,6 +27,7 @@ export function reconcile<Ctx>(rt: SqsRuntime<Ctx>): Gate {
       kube: s.kube,
       recorder: rt.recorderFor(event.cluster),
       leases: s.leases,
+      reader: s.reader,
       lambdaContext: job.lambdaContext,
     };
     const ctx = rt.options.context ? await rt.options.context(runtime) : (runtime as Ctx);
