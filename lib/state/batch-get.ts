@@ -108,7 +108,7 @@ export class BatchGetReader {
           try {
             answers.set(keyId(k), (await this.#send([k])).get(keyId(k))!);
           } catch (alone) {
-            answers.set(keyId(k), alone as Error);
+            answers.set(keyId(k), alone instanceof Error ? alone : new Error(String(alone)));
           }
         }),
       );

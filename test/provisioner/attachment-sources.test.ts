@@ -90,27 +90,6 @@ describe('the delete guard reads one PV\'s attachments', () => {
     assert.equal(canDeleteVolume(volume('pv-free'), await guard.list('pv-free')), undefined);
   });
 
-  it('two guards on the runtime’s shared reader (two deletions of one batch): the record once for both, still before either Query', async () => {
-    const proxied = new Proxy(db.doc, {
-      get: (target, prop, receiver) =>
-        prop === 'send'
-          ? (command: { constructor: { name: string }; input: { KeyConditionExpression?: string; ExpressionAttributeValues?: Record<string, unknown>; RequestItems?: Record<string, { Keys: Array<{ pk: string }> }> } }, ...rest: unknown[]) => {
-              const i = command.input;
-              const where = i.RequestItems ? Object.values(i.RequestItems).flatMap((t) => t.Keys.map((k) => k.pk)).join('+') : String(i.ExpressionAttributeValues?.[':pk'] ?? '');
-              sent.push(`${command.constructor.name} ${where}`);
-              return (target.send as (...a: unknown[]) => unknown)(command, ...rest);
-            }
-          : Reflect.get(target, prop, receiver),
-    });
-    const reader = new BatchGetReader(proxied);
-    const guardOf = () => new CachedVolumeAttachments(new ObjectCache(proxied, db.tables.cache, { indexer: indexAttributes }), 'c1', new SyncMarkers(proxied, db.tables.control, { reader }));
-    sent.length = 0;
-    const [a, free] = await Promise.all([guardOf().list('pv-a'), guardOf().list('pv-free')]);
-    assert.deepEqual(a.map((x) => x.metadata.name), ['va-a-legacy', 'va-a1', 'va-a2']);
-    assert.deepEqual(free, []);
-    assert.deepEqual(sent.slice(0, 3), [`BatchGetCommand sync#c1#${KIND}`, 'QueryCommand c1#VolumeAttachment#bySource', 'QueryCommand c1#VolumeAttachment#bySource'], 'one read of the record for both, before either Query');
-  });
-
   it('reads the named entries 100 at a time', async () => {
     for (let i = 0; i < 130; i++) await cache.put('c1', KIND, va(`va-many-${String(i).padStart(3, '0')}`, 7, 'pv-many', `node-${i}`));
     sent.length = 0;
@@ -154,5 +133,67 @@ describe('the delete guard reads one PV\'s attachments', () => {
     assert.equal((await guard.list()).length, 200 + 3 + 130 + 1);
     const noSync = new CachedVolumeAttachments(cache, 'c1');
     assert.deepEqual((await noSync.list('pv-b')).map((a) => a.metadata.name), ['va-b-legacy']);
+  });
+
+  describe('two guards on the runtime’s shared reader (two deletions of one batch)', () => {
+    /** Requests in the order sent, and `answered <command>` as each answer arrives. */
+    const log: string[] = [];
+    let failSyncRead = false;
+    const guards = () => {
+      const proxied = new Proxy(db.doc, {
+        get: (target, prop, receiver) =>
+          prop === 'send'
+            ? (command: { constructor: { name: string }; input: { ExpressionAttributeValues?: Record<string, unknown>; RequestItems?: Record<string, { Keys: Array<{ pk: string }> }> } }, ...rest: unknown[]) => {
+                const i = command.input;
+                const where = i.RequestItems ? Object.values(i.RequestItems).flatMap((t) => t.Keys.map((k) => k.pk)).join('+') : String(i.ExpressionAttributeValues?.[':pk'] ?? '');
+                const name = `${command.constructor.name} ${where}`;
+                log.push(name);
+                if (failSyncRead && where.startsWith('sync#')) return Promise.reject(Object.assign(new Error('unavailable'), { name: 'InternalServerError' }));
+                return (target.send as (...a: unknown[]) => Promise<unknown>)(command, ...rest).then((out) => (log.push(`answered ${name}`), out));
+              }
+            : Reflect.get(target, prop, receiver),
+      });
+      const reader = new BatchGetReader(proxied);
+      const one = () => new CachedVolumeAttachments(new ObjectCache(proxied, db.tables.cache, { indexer: indexAttributes }), 'c1', new SyncMarkers(proxied, db.tables.control, { reader }));
+      return [one(), one()] as const;
+    };
+    const record = `BatchGetCommand sync#c1#${KIND}`;
+
+    it('while the record vouches: one read of it for both, answered before either Query is sent', async () => {
+      await sync.markListComplete('c1', KIND, '20', { sourcesIndexed: true });
+      const alone = await names('pv-a'); // the guard with a read of its own
+      assert.ok(alone.includes('va-a1'));
+      log.length = 0;
+      const [g1, g2] = guards();
+      const [a, free] = await Promise.all([g1.list('pv-a'), g2.list('pv-free')]);
+      assert.deepEqual(a.map((x) => x.metadata.name), alone);
+      assert.deepEqual(free, []);
+      assert.deepEqual(log.filter((l) => l.includes('sync#')), [record, `answered ${record}`], 'the record read once');
+      const firstQuery = log.findIndex((l) => l.startsWith('QueryCommand'));
+      assert.ok(firstQuery > log.indexOf(`answered ${record}`), `no Query before the record answered: ${log.join(', ')}`);
+      assert.deepEqual(log.filter((l) => l.startsWith('QueryCommand')), ['QueryCommand c1#VolumeAttachment#bySource', 'QueryCommand c1#VolumeAttachment#bySource']);
+    });
+
+    it('once it no longer vouches, the next read through the same reader sees that: both guards take the filtered Query of the kind', async () => {
+      await sync.saveBookmark('c1', KIND, '21'); // an older forwarder wrote since
+      log.length = 0;
+      const [g1, g2] = guards();
+      await Promise.all([g1.list('pv-a'), g2.list('pv-free')]);
+      assert.deepEqual(log.filter((l) => l.startsWith('QueryCommand')), ['QueryCommand c1#VolumeAttachment', 'QueryCommand c1#VolumeAttachment']);
+      await sync.markListComplete('c1', KIND, '22', { sourcesIndexed: true });
+    });
+
+    it('the shared read failing fails both guards: neither trusts the source entries nor answers “not attached”', async () => {
+      failSyncRead = true;
+      try {
+        log.length = 0;
+        const [g1, g2] = guards();
+        const results = await Promise.allSettled([g1.list('pv-a'), g2.list('pv-free')]);
+        assert.deepEqual(results.map((r) => r.status), ['rejected', 'rejected']);
+        assert.deepEqual(log.filter((l) => l.startsWith('QueryCommand')), []);
+      } finally {
+        failSyncRead = false;
+      }
+    });
   });
 });

@@ -17,6 +17,7 @@ import type { RuntimeContext } from '../../lib/runtime/handler.ts';
 import { createMetrics } from '../../lib/runtime/observability.ts';
 import type { ReconcileResult } from '../../lib/runtime/reconcile.ts';
 import { LeaseStore } from '../../lib/state/lease.ts';
+import { BatchGetReader } from '../../lib/state/batch-get.ts';
 import { createProvisionerController } from '../../lib/provisioner/controller.ts';
 import { toJson } from '../support/json.ts';
 import type { PersistentVolume, PersistentVolumeClaim } from '../../lib/kube/objects.ts';
@@ -81,7 +82,7 @@ describe('provisioner claim path fidelity against the emulator, dynalite and the
     const lambdaContext = { getRemainingTimeInMillis: () => remainingMs - (Date.now() - started) } as unknown as Context;
     const ctx: RuntimeContext = {
       request, logger, metrics, doc: stack.db.doc, tables: stack.db.tables, kube: stack.clients, recorder,
-      leases: new LeaseStore({ doc: stack.db.doc, table: stack.db.tables.control }), lambdaContext,
+      leases: new LeaseStore({ doc: stack.db.doc, table: stack.db.tables.control }), reader: new BatchGetReader(stack.db.doc), lambdaContext,
     };
     return controller.reconcile(request, ctx);
   }

@@ -21,6 +21,7 @@ import type { Controller, ReconcileRequest, ReconcileResult } from '../../lib/ru
 import { ObjectCache } from '../../lib/state/cache.ts';
 import { indexAttributes } from '../../lib/kube/cache-index.ts';
 import { LeaseStore } from '../../lib/state/lease.ts';
+import { BatchGetReader } from '../../lib/state/batch-get.ts';
 import { StorageOSClient } from '../../lib/storage/storageos/client.ts';
 import { toJson } from '../support/json.ts';
 import type { PersistentVolumeClaim } from '../../lib/kube/objects.ts';
@@ -69,6 +70,8 @@ export async function startProvisionerStack(options: { nodes?: string[] } = {}):
   const clients = new KubeClients({ env: { KUBECONFIG: join(dir, 'kubeconfig') } });
   const cache = new ObjectCache(db.doc, db.tables.cache, { indexer: indexAttributes });
   const leases = new LeaseStore({ doc: db.doc, table: db.tables.control });
+  // One per stack, as the runtime keeps one per container: what reconciles read at the same moment is shared.
+  const reader = new BatchGetReader(db.doc);
   const logger = new Logger({ serviceName: 'claimflow-test', logLevel: 'SILENT' });
   const metrics = createMetrics('provisioner');
 
@@ -88,7 +91,7 @@ export async function startProvisionerStack(options: { nodes?: string[] } = {}):
       const event = { v: 1 as const, cluster: CLUSTER, kind, type: type ?? (object ? 'DELETED' as const : 'MODIFIED' as const), key, uid, resourceVersion: '0', observedAt: new Date().toISOString(), ...(object ? { object: object as Record<string, unknown> } : {}) };
       const request = { cluster: CLUSTER, kind, key, event, ...(prefetched ? { prefetched } : {}) };
       const ctx: RuntimeContext = {
-        request, logger, metrics, doc: db.doc, tables: db.tables, kube: clients, recorder: stack.recorder, leases, lambdaContext: undefined,
+        request, logger, metrics, doc: db.doc, tables: db.tables, kube: clients, recorder: stack.recorder, leases, reader, lambdaContext: undefined,
       };
       return controller.reconcile(request, ctx);
     },
