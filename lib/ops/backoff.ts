@@ -11,7 +11,9 @@
  *
  * {@link retryKey} makes the record due now (`nextAttemptAt` and, if parked, `dueAt` = now, so a lost send
  * still leaves the key to the resync function) and then sends a REQUEUE to the controller's queue, as the
- * resync function does; a given-up record is left as it is (a REQUEUE gets its one attempt anyway).
+ * resync function does; a given-up record is left as it is (a REQUEUE gets its one attempt anyway). A
+ * reminder (a record scoped by a deleted claim's UID, `claimflow backoff` marks it) is retried by its scope:
+ * its own record is made due and the REQUEUE carries that UID, as the resync function's send of it does.
  *
  * @example
  * const outcome = await retryKey({ doc, sqs, table, queueUrl }, { controller: 'binder', cluster: 'prod',
@@ -21,7 +23,7 @@
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { MESSAGE_VERSION, messageAttributes, messageDeduplicationId, messageGroupId, type ClusterEvent, type WatchedKind } from '../runtime/message.ts';
-import type { BackoffId, BackoffRecord } from '../state/backoff.ts';
+import { backoffIdPk, type BackoffId, type BackoffRecord } from '../state/backoff.ts';
 import type { DocumentClient } from '../state/client.ts';
 import { backoffPk } from '../state/schema.ts';
 
@@ -108,10 +110,13 @@ export interface RetryOutcome {
 
 const isConditionFailure = (error: unknown): boolean => (error as { name?: string } | null)?.name === 'ConditionalCheckFailedException';
 
-/** Makes the key's record due and sends a REQUEUE (see the module comment). */
+/**
+ * Makes the key's record due and sends a REQUEUE (see the module comment). With `id.scope` (a reminder's
+ * UID, as `claimflow backoff` lists it), the reminder's record instead, and the REQUEUE names that UID.
+ */
 export async function retryKey(deps: RetryDeps, id: BackoffId): Promise<RetryOutcome> {
   const now = deps.now ?? Date.now;
-  const pk = backoffPk(id.controller, id.cluster, id.kind, id.key);
+  const pk = backoffIdPk(id);
   const read = async () => (await deps.doc.send(new GetCommand({ TableName: deps.table, Key: { pk }, ConsistentRead: true }))).Item as BackoffRecord | undefined;
   let before = await read();
   let madeDue = false;
@@ -141,7 +146,7 @@ export async function retryKey(deps: RetryDeps, id: BackoffId): Promise<RetryOut
     kind: id.kind as WatchedKind,
     type: 'REQUEUE',
     key: id.key,
-    uid: before?.uid ?? '',
+    uid: id.scope ?? before?.uid ?? '',
     resourceVersion: before?.resourceVersion ?? '0',
     observedAt: new Date(at).toISOString(),
     controller: id.controller,
@@ -172,7 +177,7 @@ export async function waitForRetry(
   retry: RetryOutcome,
   options: { timeoutMs: number; pollMs?: number },
 ): Promise<RetryResult> {
-  const pk = backoffPk(retry.id.controller, retry.id.cluster, retry.id.kind, retry.id.key);
+  const pk = backoffIdPk(retry.id);
   const deadline = Date.now() + options.timeoutMs;
   let record: BackoffRecord | undefined;
   if (!retry.before) return { outcome: 'pending' };

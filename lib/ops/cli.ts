@@ -34,7 +34,7 @@ export const USAGE = `claimflow — operate a claimflow stage (the local stack, 
 usage:
   claimflow status                                  health of every controller and cluster
   claimflow backoff [--controller C] [--cluster C] [--state given-up|parked|backing-off|due]
-  claimflow retry <controller> <kind> <key> [--cluster C] [--wait] [--timeout 60s]
+  claimflow retry <controller> <kind> <key> [--uid UID] [--cluster C] [--wait] [--timeout 60s]
   claimflow dlq list <controller> [--max N]
   claimflow dlq show <controller> [<messageId>] [--max N]
   claimflow dlq redrive <controller> [--method auto|move-task|copy] [--max N]
@@ -45,6 +45,7 @@ where:
   --region R             (default: AWS_REGION; locally eu-west-1 or what stack.json says)
   --json                 machine-readable output
   --qps N, --burst N     the API budget the functions run with (default: the stack's outputs, else 20/30)
+  --uid UID              retry: the key's reminder for that UID (a row \`backoff\` marks "reminder for UID …")
 
 status thresholds: --max-age 15m  --max-parked 100  --max-heartbeat-age 5m
 controllers: ${CONTROLLERS.map((c) => c.name).join(', ')}
@@ -66,6 +67,7 @@ const OPTIONS = {
   state: { type: 'string' },
   wait: { type: 'boolean' },
   timeout: { type: 'string' },
+  uid: { type: 'string' },
   method: { type: 'string' },
   max: { type: 'string' },
   'max-age': { type: 'string' },
@@ -299,7 +301,7 @@ async function backoffCommand(ctx: Context): Promise<number> {
       ]),
     ),
   );
-  ctx.out(`\n${entries.length} key(s). Retry one now: claimflow retry <controller> <kind> <key>`);
+  ctx.out(`\n${entries.length} key(s). Retry one now: claimflow retry <controller> <kind> <key> (a reminder: --uid <UID>)`);
   return EXIT.ok;
 }
 
@@ -309,10 +311,12 @@ async function retryCommand(ctx: Context): Promise<number> {
   const [, controllerName, kindText, key] = ctx.positionals;
   const controller = controllerSpec(controllerName).name;
   const kind = parseKind(kindText);
+  const scope = ctx.values.uid || undefined;
   const control = await readControlTable(ctx.target.doc, ctx.target.tables.control);
   let cluster = ctx.values.cluster;
   if (!cluster) {
-    const withRecord = [...new Set(control.backoff.filter((r) => r.controller === controller && r.kind === kind && r.key === key).map((r) => r.cluster))];
+    const ofKey = backoffEntries(control.backoff, ctx.now()).filter((e) => e.controller === controller && e.kind === kind && e.key === key && e.scope === (scope ?? null));
+    const withRecord = [...new Set(ofKey.map((e) => e.cluster))];
     const candidates = withRecord.length ? withRecord : control.clusters;
     if (candidates.length !== 1) {
       throw new UsageError(candidates.length ? `several clusters (${candidates.join(', ')}): pass --cluster` : 'no cluster known yet: pass --cluster');
@@ -321,7 +325,7 @@ async function retryCommand(ctx: Context): Promise<number> {
   }
   const retried = await retryKey(
     { doc: ctx.target.doc, sqs: ctx.target.sqs, table: ctx.target.tables.control, queueUrl: queuesOf(ctx.target, controller).queue.url, now: ctx.now },
-    { controller, cluster, kind, key },
+    { controller, cluster, kind, key, ...(scope ? { scope } : {}) },
   );
   const before = retried.before;
   const summary = {
@@ -329,6 +333,7 @@ async function retryCommand(ctx: Context): Promise<number> {
     cluster,
     kind,
     key,
+    ...(scope ? { uid: scope } : {}),
     messageId: retried.messageId,
     before: before ? { failures: before.failures, givenUp: before.givenUp === true, parked: before.dueAt !== undefined, lastError: before.lastError ?? null } : null,
     madeDue: retried.madeDue,
@@ -343,7 +348,7 @@ async function retryCommand(ctx: Context): Promise<number> {
     const was = before
       ? `it had ${before.failures} failure(s)${before.givenUp ? ', given up' : before.dueAt !== undefined ? ', parked' : ''}${before.lastError ? ` (last error: ${truncate(before.lastError, 120)})` : ''}`
       : 'it had no backoff record';
-    ctx.out(`requeued ${controller} ${kind} ${key} in cluster ${cluster}: ${was}`);
+    ctx.out(`requeued ${controller} ${kind} ${key}${scope ? ` (its reminder for UID ${scope})` : ''} in cluster ${cluster}: ${was}`);
     if (outcome?.outcome === 'reconciled') ctx.out('reconciled');
     else if (outcome?.outcome === 'failed') ctx.out(`failed again (${outcome.record.failures} failures): ${truncate(outcome.record.lastError ?? '', 300)}`);
     else if (outcome) ctx.out(before ? 'no outcome yet (still pending)' : 'sent (no backoff record to watch)');
