@@ -13,7 +13,7 @@ import { indexAttributes } from '../kube/cache-index.ts';
 import type { NodeLabels } from '../storage/types.ts';
 import type { LabelSyncConfig } from './config.ts';
 import { ensureNodeLabels, LabelSyncError } from './ensure.ts';
-import { ObservedNodes } from './observed.ts';
+import { ObservedNodes, observedPk } from './observed.ts';
 import { isStorageOSNode, labelsEqual, shouldSync, type NodeLike } from './predicate.ts';
 
 /** The controller name (backoff, metrics and event source component). */
@@ -62,6 +62,8 @@ export function createLabelSyncController(): Controller<LabelSyncContext> {
   return {
     name: CONTROLLER_NAME,
     kinds: ['Node'],
+    // The node's previous state, read with the message's own (a deletion only forgets it).
+    prefetch: (request) => (request.event.type === 'DELETED' ? {} : { control: [observedPk(request.cluster, request.key)] }),
     async reconcile(request, ctx) {
       const { cluster, key: name, event } = request;
       if (!ctx.config.enabled) {
@@ -80,7 +82,8 @@ export function createLabelSyncController(): Controller<LabelSyncContext> {
         if (!cached || cached.deleted) return;
         node = cached.object as NodeLike;
       }
-      const previous = await ctx.observed.get(cluster, name);
+      const pk = observedPk(cluster, name);
+      const previous = request.prefetched?.control.has(pk) ? ObservedNodes.stateOf(request.prefetched.control.get(pk)) : await ctx.observed.get(cluster, name);
       const onMalformed = (error: Error) => ctx.logger.error('malformed CSI node id annotation', { error: error.message });
       const decision = shouldSync(previous, node, event.type !== 'ADDED', onMalformed);
       const current = { storageos: isStorageOSNode(node), labels: labelsOf(node) };

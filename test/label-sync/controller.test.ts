@@ -89,6 +89,40 @@ describe('label-sync controller on the runtime', () => {
   const labelsOf = async (name: string) => (await s.client.listNodes()).find((n) => n.name === name)!.labels;
   const writes = () => s.api.requests.get('PUT', '/v2/nodes/{id}') + s.api.requests.get('PUT', '/v2/nodes/{id}/compute-only');
 
+  it('a batch of node changes: each node’s previous state comes with its message’s read, one request for the batch, none of its own', async () => {
+    const sent: string[] = [];
+    const counting = {
+      send: (command: { constructor: { name: string }; input: { Key?: { pk?: string } } }) => {
+        sent.push(`${command.constructor.name} ${String(command.input.Key?.pk ?? '').split('#')[0]}`);
+        return (f.db.doc.send as (c: unknown) => Promise<unknown>)(command);
+      },
+    } as unknown as typeof f.db.doc;
+    const handler = createLabelSyncHandler({
+      config: { enabled: true, resyncIntervalMs: 3_600_000 },
+      storage: s.client,
+      doc: counting,
+      clusters: [CLUSTER],
+      runtime: { tables: f.db.tables, sqs: f.sqs, queueUrl: f.queue.url, dlqUrl: f.dlq.url, logger: silentLogger(), recorderFor: () => recorder, limiter: { baseDelayMs: 5, maxDelayMs: 50 } },
+      now: () => clock,
+    });
+    const names = ['n-batch-1', 'n-batch-2', 'n-batch-3'];
+    for (const name of names) await s.api.state.addNode(name);
+    await observed.put(CLUSTER, 'n-batch-1', { storageos: true, labels: { a: '0' } });
+    // n-batch-3's recorded state already has the new labels: judged against it, the change is filtered.
+    await observed.put(CLUSTER, 'n-batch-3', { storageos: true, labels: { a: '1' } });
+    await f.send(names.map((name) => event('MODIFIED', node(name, { a: '1' }))));
+    const batch = await f.receive(1);
+    assert.equal(batch.Records.length, 3);
+    const response = (await handler(batch)) as SQSBatchResponse;
+    await f.settle(batch, response);
+    assert.deepEqual(response.batchItemFailures, []);
+    assert.deepEqual(sent.filter((c) => c.startsWith('GetCommand')), [], 'no read of a previous state on its own');
+    assert.equal(sent.filter((c) => c.startsWith('BatchGetCommand')).length, 2, 'the sync markers, then one read for the three records');
+    assert.deepEqual(await labelsOf('n-batch-1'), { a: '1' }, 'n-batch-1: labels changed from its recorded state, applied');
+    assert.deepEqual(await labelsOf('n-batch-3'), {}, 'n-batch-3: unchanged from its recorded state, filtered (no call)');
+    for (const name of names) assert.deepEqual(await observed.get(CLUSTER, name), { storageos: true, labels: { a: '1' } });
+  });
+
   it('a create is filtered (its state recorded); a label change is applied; an unchanged update is filtered', async () => {
     await s.api.state.addNode('n-basic');
     const before = writes();
