@@ -14,16 +14,15 @@ import { hostname } from 'node:os';
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { SNSClient } from '@aws-sdk/client-sns';
-import { ObjectCache } from '../state/cache.ts';
+import { ObjectCache, ObjectTooLargeError, type CacheableObject, type CachePutOutcome } from '../state/cache.ts';
 import { indexAttributes } from '../kube/cache-index.ts';
 import { SOURCE_INDEXED_KIND } from '../state/indexes.ts';
 import { DEFAULT_BOOKMARK_INTERVAL_MS, DEFAULT_OWN_WRITE_HOLD_MS } from './config.ts';
-import { CacheProbe } from './cache-probe.ts';
 import { createEventReview } from './review.ts';
 import type { DocumentClient } from '../state/client.ts';
 import type { TableNames } from '../state/schema.ts';
 import { SyncMarkers } from '../state/sync.ts';
-import type { WatchedKind } from '../runtime/message.ts';
+import type { ClusterEvent, WatchedKind } from '../runtime/message.ts';
 import { watchedResources } from './kinds.ts';
 import { KubeTransport } from './kube-transport.ts';
 import { Heartbeat, type MetricsSink } from './heartbeat.ts';
@@ -134,11 +133,18 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
           metrics,
           onError: (err) => logger.warn('heartbeat failed', { error: (err as Error).message }),
         });
-  const probe = new CacheProbe({
-    doc: options.doc,
-    table: options.tables.cache,
-    onOutcome: (outcome, events) => metrics.probed.inc({ outcome }, events),
-  });
+  // An event the reflector left unwritten (a controller may have written it back), written just before it
+  // is sent when no write-back had; an object too large to cache is published without caching, as the
+  // reflector's own writes do.
+  const write = async (event: ClusterEvent): Promise<CachePutOutcome> => {
+    try {
+      return await cache.putDetailed(event.cluster, event.kind, event.object as CacheableObject);
+    } catch (err) {
+      if (!(err instanceof ObjectTooLargeError)) throw err;
+      logger.error('object too large to cache; published without caching', { kind: event.kind, key: event.key, bytes: err.bytes });
+      return { result: 'written' };
+    }
+  };
   const review = createEventReview({
     doc: options.doc,
     table: options.tables.cache,
@@ -155,6 +161,8 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
       onProgress,
       onError: (err) => logger.warn('publish failed; retrying', { error: (err as Error).message }),
       review,
+      write,
+      onWriteError: (err, event) => logger.warn('cache write failed; retrying', { kind: event.kind, key: event.key, error: (err as Error).message }),
       ownWriteHoldMs: options.ownWriteHoldMs ?? DEFAULT_OWN_WRITE_HOLD_MS,
       progressIntervalMs: options.bookmarkIntervalMs ?? DEFAULT_BOOKMARK_INTERVAL_MS,
     });
@@ -187,7 +195,7 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
           watchTimeoutSeconds: options.watchTimeoutSeconds,
           backoffInitialMs: options.watchBackoffInitialMs,
           backoffMaxMs: options.watchBackoffMaxMs,
-          probe,
+          deferWrites: true,
         }),
     );
     for (const reflector of reflectors) reflector.start();

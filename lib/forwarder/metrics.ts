@@ -25,8 +25,11 @@ export class ForwarderMetrics {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     registers: [this.registry],
   });
-  /** Events the last look before publishing changed, by kind and outcome (own-write: tagged with its writer). See review.ts. */
-  readonly reviewed = new Counter({ name: 'claimflow_forwarder_reviewed_total', help: 'Events tagged with their writer by the review before publishing', labelNames: ['kind', 'outcome'], registers: [this.registry] });
+  /**
+   * Events the last look before publishing changed, by kind and outcome: `own-write` (tagged with its
+   * writer), `superseded` (not yet cached, and a newer version is: dropped). See review.ts.
+   */
+  readonly reviewed = new Counter({ name: 'claimflow_forwarder_reviewed_total', help: 'Events the review before publishing tagged with their writer or dropped as superseded', labelNames: ['kind', 'outcome'], registers: [this.registry] });
   /**
    * Events held for their writer's tag (publisher.ts `ownWriteHoldMs`), by kind and how the hold ended:
    * `tagged` (a controller's own write: its queue leaves it out), `superseded` (a newer version was cached
@@ -35,11 +38,13 @@ export class ForwarderMetrics {
    */
   readonly held = new Counter({ name: 'claimflow_forwarder_held_total', help: 'Events held for their writer tag before publishing, by how the hold ended', labelNames: ['kind', 'outcome'], registers: [this.registry] });
   /**
-   * Watch events looked up in the cache before the forwarder's write (cache-probe.ts), by outcome: `hit`
-   * (already written back: no write), `miss` (written), `skipped` (not read: alone, or a batch not worth a
-   * read), `failed` (the read failed: written).
+   * Volume and claim events the forwarder wrote to the cache just before publishing them, because no
+   * controller's write-back had (publisher.ts `write`), by kind and outcome: `written`, `unchanged` (the
+   * version was there: a write-back that landed meanwhile, or a relist), `stale` (a newer version was:
+   * the event is dropped), `deleted` (the object's newer tombstone was: sent unwritten), `failed` (an
+   * attempt failed; it is retried).
    */
-  readonly probed = new Counter({ name: 'claimflow_forwarder_cache_probed_total', help: 'Watch events looked up in the cache before writing them, by outcome', labelNames: ['outcome'], registers: [this.registry] });
+  readonly cacheWrites = new Counter({ name: 'claimflow_forwarder_cache_writes_total', help: 'Volume and claim events written to the cache before publishing, by outcome', labelNames: ['kind', 'outcome'], registers: [this.registry] });
   /** Watch restarts, by kind and reason (closed, silence, error, expired). */
   readonly watchRestarts = new Counter({ name: 'claimflow_forwarder_watch_restarts_total', help: 'Watch restarts', labelNames: ['kind', 'reason'], registers: [this.registry] });
   /** Full LISTs, by kind. */

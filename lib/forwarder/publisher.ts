@@ -15,6 +15,11 @@
  * - Bounded stop: {@link EventPublisher.stop} with `flush` waits for the queue to drain, but at most
  *   `timeoutMs`, and not at all once the topic is failing (a publish failed and has not succeeded since):
  *   what is left was never acknowledged, so no bookmark passed it and the next leader re-derives it.
+ * - Cache writes: a volume's or claim's event a controller may have written back itself comes `unwritten`
+ *   (reflector.ts). The review before sending finds it tagged by the write-back (no write), superseded
+ *   (dropped) or not there; the publisher writes what is not there with `write` just before sending it,
+ *   retrying until the cache answers, so every event is in the cache before its message goes out, as with
+ *   the reflector's own writes.
  * - Progress: items may carry a progress marker (kind, resourceVersion). Items leave the queue in queue
  *   order, once they and everything before them are published; `onProgress` is then called with their
  *   markers (the forwarder saves its bookmark there), so a bookmark never runs ahead of what the topic
@@ -32,6 +37,7 @@
  */
 import { PublishBatchCommand, type PublishBatchRequestEntry, type SNSClient } from '@aws-sdk/client-sns';
 import { messageAttributes, messageDeduplicationId, messageGroupId, type ClusterEvent, type WatchedKind } from '../runtime/message.ts';
+import type { CachePutOutcome } from '../state/cache.ts';
 import { DEFAULT_BOOKMARK_INTERVAL_MS } from './config.ts';
 import type { ForwarderMetrics } from './metrics.ts';
 import type { EventReview, ReviewedEvent } from './review.ts';
@@ -57,6 +63,8 @@ export interface PublishItem {
   progress?: Progress;
   /** When the event was seen (epoch ms), for the lag histogram. */
   seenAt?: number;
+  /** The event is not in the cache yet: the review may find it written back, else it is written before it is sent. */
+  unwritten?: true;
 }
 
 export interface PublisherOptions {
@@ -76,8 +84,8 @@ export interface PublisherOptions {
   /** A last look at each batch's events before it is sent (review.ts): retag or drop; a failure sends them as they are. */
   review?: EventReview;
   /**
-   * How long a MODIFIED event whose version (or a newer one) the review found cached but untagged waits
-   * for its writer's tag, ms (default 0: sent at once). The review looks again every {@link ownWriteLookMs}
+   * How long a MODIFIED event the review found untagged (not yet written back, or cached untagged) waits
+   * for its writer's tag, ms (default 0: sent at once, written first if unwritten). The review looks again every {@link ownWriteLookMs}
    * meanwhile; the event goes out tagged as soon as a controller's write-back tags it, untagged when the
    * time is up (a user's write) or a newer version is cached tagged. Its group waits with it; other groups
    * do not. The events of one group share one window, which newer versions seen meanwhile extend (see
@@ -88,6 +96,14 @@ export interface PublisherOptions {
   ownWriteLookMs?: number;
   /** Most events held at once (default {@link DEFAULT_MAX_HELD}); past it they are sent at once, untagged. */
   maxHeld?: number;
+  /**
+   * Writes an `unwritten` event's object to the cache (a conditional put: `stale` drops the event unless
+   * the object's tombstone refused it, `unchanged` with a writer tags it). Required to enqueue unwritten items. A failure is retried with the
+   * publish's backoff (`retryInitialMs`, `retryMaxMs`), its group waiting meanwhile.
+   */
+  write?: (event: ClusterEvent) => Promise<CachePutOutcome>;
+  /** Called for each failed cache write before it is retried. */
+  onWriteError?: (err: unknown, event: ClusterEvent) => void;
   /**
    * Bookmarks are reported this long after the first of them not yet reported, ms (default
    * {@link DEFAULT_BOOKMARK_INTERVAL_MS}), so at most once per interval: a watch streaming events saves its
@@ -215,6 +231,7 @@ export class EventPublisher {
       await this.#waitOn(this.#spaceWaiters, signal);
     }
     if (this.#abort.signal.aborted || signal?.aborted) return;
+    if (item.unwritten && !this.#options.write) throw new Error('an unwritten event needs the publisher’s `write`');
     const group = item.event ? messageGroupId(item.event.cluster, item.event.kind, item.event.key) : undefined;
     const seenAt = item.seenAt ?? Date.now();
     if (group !== undefined) this.#countIn(group, seenAt);
@@ -537,7 +554,7 @@ export class EventPublisher {
   }
 
   async #send(items: PublishItem[], signal: AbortSignal): Promise<void> {
-    let pending = items;
+    let pending = await this.#written(items, signal);
     let delay = this.#options.retryInitialMs ?? 100;
     while (pending.length > 0 && !signal.aborted) {
       const entries: PublishBatchRequestEntry[] = pending.map((item, index) => ({
@@ -581,17 +598,59 @@ export class EventPublisher {
     }
   }
 
+  /**
+   * `items` with their unwritten events written to the cache: each write retried until the cache answers
+   * (or the stop), an event the cache already holds newer dropped, one a controller wrote tagged.
+   */
+  async #written(items: PublishItem[], signal: AbortSignal): Promise<PublishItem[]> {
+    if (!items.some((item) => item.unwritten)) return items;
+    const write = this.#options.write!;
+    const written = await Promise.all(
+      items.map(async (item): Promise<PublishItem | undefined> => {
+        if (!item.unwritten) return item;
+        const { unwritten: _done, ...rest } = item;
+        const event = item.event!;
+        let delay = this.#options.retryInitialMs ?? 100;
+        while (!signal.aborted) {
+          try {
+            const outcome = await write(event);
+            this.#options.metrics.cacheWrites.inc({ kind: event.kind, outcome: outcome.deleted ? 'deleted' : outcome.result });
+            // Refused by the object's tombstone: sent as the watch saw it (its DELETED follows); by a newer
+            // version: dropped, as the reflector drops a stale event (that version's event is published).
+            if (outcome.deleted) return rest;
+            if (outcome.result === 'stale') return undefined;
+            return outcome.writer ? { ...rest, event: { ...event, writer: outcome.writer } } : rest;
+          } catch (err) {
+            if (signal.aborted) break;
+            this.#options.metrics.cacheWrites.inc({ kind: event.kind, outcome: 'failed' });
+            this.#options.onWriteError?.(err, event);
+            await sleep(delay / 2 + Math.random() * (delay / 2), signal);
+            delay = Math.min(delay * 2, this.#options.retryMaxMs ?? 5000);
+          }
+        }
+        return undefined; // stopped: neither written nor sent, and no bookmark passes it
+      }),
+    );
+    return written.filter((item): item is PublishItem => item !== undefined);
+  }
+
   /** The batch as the review leaves it (see {@link PublisherOptions.review}). */
   async #review(slots: Slot[]): Promise<Array<{ slot: Slot; untagged?: true }>> {
     const review = this.#options.review;
     if (!review || slots.length === 0) return slots.map((slot) => ({ slot }));
     try {
-      const reviewed = await review(slots.map((slot) => slot.item.event!));
+      const unwritten = new Set(slots.flatMap((slot, index) => (slot.item.unwritten ? [index] : [])));
+      const reviewed = await review(
+        slots.map((slot) => slot.item.event!),
+        unwritten,
+      );
       return slots.flatMap((slot, index) => {
         const r: ReviewedEvent | undefined = reviewed[index];
         if (!r) return [];
-        // The reviewed event replaces the slot's (a later look starts from the retagged one).
-        slot.item = { ...slot.item, event: r.event };
+        // The reviewed event replaces the slot's (a later look starts from the retagged one); a write-back
+        // the review found leaves nothing to write.
+        const { unwritten: _was, ...item } = slot.item;
+        slot.item = { ...item, event: r.event, ...(r.unwritten ? { unwritten: true as const } : {}) };
         return [{ slot, ...(r.untagged ? { untagged: r.untagged } : {}) }];
       });
     } catch (err) {

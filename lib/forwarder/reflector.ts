@@ -7,13 +7,17 @@
  * and published as DELETED (at the list's resourceVersion), and the rest is left alone — a restart does
  * not flood the queues. Then WATCH from the list's resourceVersion with bookmarks.
  *
- * Each watch event is written to the cache first (after a look, batched with other events', when a
- * controller may have written that version back already: cache-probe.ts), then queued for publishing. An
- * event older than the cache (`stale`: a replay) is not published. `unchanged` (same resourceVersion
- * already cached) is still published: a watch only yields changes after its resourceVersion, so the cache
- * can only have it because a controller wrote the object back after its own write, and other controllers
- * need the event. The event then names that controller in `writer`, and the writer's own subscription
- * filters it out.
+ * Each watch event is written to the cache first, then queued for publishing. An event older than the
+ * cache (`stale`: a replay) is not published. `unchanged` (same resourceVersion already cached) is still
+ * published: a watch only yields changes after its resourceVersion, so the cache can only have it because
+ * a controller wrote the object back after its own write, and other controllers need the event. The event
+ * then names that controller in `writer`, and the writer's own subscription filters it out.
+ *
+ * With `deferWrites`, an event a controller may have written back itself (a volume's or claim's MODIFIED,
+ * a volume's ADDED: review.ts `mayBeWrittenBack`) is queued unwritten instead: its controller's write-back
+ * and the watch race, and the write-back usually wins on AWS, so the publisher's last look finds it there
+ * and nothing is written twice; what the look does not find, the publisher writes before sending it
+ * (publisher.ts). The cache then holds each version by the time its message goes out, as before.
  *
  * Cache writes of different objects overlap (a window of `writeConcurrency`), enqueues keep watch order,
  * and the resume point only passes enqueued events. After a failed write the watch restarts from the first
@@ -36,7 +40,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { SOURCE_INDEXED_KIND } from '../state/indexes.ts';
 import { ObjectTooLargeError, cacheKey, parseResourceVersion, type CacheWriteResult, type ObjectCache } from '../state/cache.ts';
 import type { SyncMarkers } from '../state/sync.ts';
-import type { CacheProbe } from './cache-probe.ts';
+import { mayBeWrittenBack } from './review.ts';
 import { MESSAGE_VERSION, type ClusterEvent, type ClusterEventType } from '../runtime/message.ts';
 import { KubeApiError, ResourceExpiredError, WatchSilenceError } from './errors.ts';
 import type { KubeObjectJson, KubeTransport } from './kube-transport.ts';
@@ -62,8 +66,11 @@ export interface ReflectorOptions {
   backoffMaxMs?: number;
   /** Cache writes of different objects in flight at once. Default 16. */
   writeConcurrency?: number;
-  /** Looks at the cache before writing an event a controller may have written back already (cache-probe.ts). */
-  probe?: CacheProbe;
+  /**
+   * Queue the events a controller may have written back itself unwritten, for the publisher to look up
+   * and write (see the module comment). The publisher needs its `write` then.
+   */
+  deferWrites?: boolean;
 }
 
 const sleep = (ms: number, signal: AbortSignal) =>
@@ -280,16 +287,17 @@ export class Reflector {
   async #prepare(type: 'ADDED' | 'MODIFIED' | 'DELETED', object: KubeObjectJson): Promise<PublishItem> {
     const { cluster, resource, cache } = this.#o;
     const rv = String(object.metadata?.resourceVersion ?? '');
+    const progress = { kind: resource.kind, rv };
+    if (this.#o.deferWrites && mayBeWrittenBack(type, resource.kind)) {
+      return { event: this.#event(type, object, rv), progress, seenAt: Date.now(), unwritten: true };
+    }
     let writer: string | undefined;
-    const probe = this.#o.probe;
     const result = await this.#write(async () => {
       if (type === 'DELETED') return cache.remove(cluster, resource.kind, object, rv);
-      const known = probe?.covers(type, resource.kind) ? await probe.look(cluster, resource.kind, cacheKey(object), parseResourceVersion(rv)) : undefined;
-      const outcome = known ?? (await cache.putDetailed(cluster, resource.kind, object));
+      const outcome = await cache.putDetailed(cluster, resource.kind, object);
       writer = outcome.writer;
       return outcome.result;
     }, object);
-    const progress = { kind: resource.kind, rv };
     if (result === 'stale') return { progress };
     // `unchanged` with a writer: a controller wrote this version and wrote it back; its own subscription
     // leaves the event out, the others still get it.

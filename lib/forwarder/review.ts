@@ -4,27 +4,32 @@
  *
  * A controller writes back what its API write returned, tagged with its name (lib/state/cache.ts), and the
  * forwarder tags the watch event of that version with the writer so the writer's own subscription leaves
- * it out. The forwarder often caches the version first (its watch event and the controller's API response
- * leave the server together); the write-back then still tags the entry, and this review, a few
- * milliseconds later, finds the tag:
- * - same resourceVersion, tagged by a writer → the event goes out tagged (`own-write`); so does an older
- *   version the entry lists among the writer's (`writerRvs`: a controller that wrote an object twice in one
- *   sync writes back only the second, naming the first);
- * - same resourceVersion (or a newer one), untagged, a MODIFIED event → marked `untagged`: a user's write,
- *   or a controller's whose write-back has not landed yet (a newer version's write-back may still name
- *   this one). The publisher holds it (its group waits, others do not) and looks again until the tag
- *   appears or its `ownWriteHoldMs` is over (publisher.ts). Measured in the benches,
- *   a write-back lands a median 52 ms after the first look, p90 98 ms (two cores, all on one machine).
- *   ADDED events are not held: a controller's own creation (a provisioned volume) reaches no subscription of
- *   its own, so its tag saves nothing; nor are versions of an object being deleted (`deletionTimestamp`):
- *   they come from the deletion, the API server's own finalizers and at most one controller write (the
- *   provisioner's finalizer patch after its DELETE, written back), and holding them would slow every
- *   deletion down to save that one message;
- * - a claim's ADDED event is not looked at: no controller creates claims;
- * - anything else → unchanged. The review drops nothing: every version it is given reaches every
- *   subscriber that did not write it (the reflector has already left out a version older than the entry
- *   its look or its own cache write found, reflector.ts and cache-probe.ts).
- * A failed read changes nothing: the events go out as they are (at worst a controller sees its own write).
+ * it out. The watch event and the controller's API response leave the server together, so the forwarder
+ * does not write these events to the cache when it sees them (reflector.ts): it asks here first, at the
+ * time it would publish them, and writes only what no write-back brought (publisher.ts `write`). An event
+ * given as `unwritten` (not in the cache yet) is answered:
+ * - the entry is this version, or a newer one naming it among its writer's (`writerRvs`: a controller that
+ *   wrote an object twice in one sync writes back only the second), tagged by a writer → the event goes out
+ *   tagged (`own-write`), and the forwarder writes nothing: the write-back wrote it;
+ * - a newer version is cached that does not name it → dropped, as the forwarder's own refused write would
+ *   have dropped it: the newer version's event is (or was) published; but a newer tombstone → sent as it
+ *   is, unwritten (the object is gone; a write would change nothing);
+ * - this very version is cached untagged (a relist wrote it) → written already; held like the next;
+ * - anything else (no entry, an older one, an expired tombstone) → still `unwritten`, and a MODIFIED event
+ *   `untagged`: a user's write, or a controller's whose write-back has not landed yet. The publisher holds
+ *   it (its group waits, others do not) and looks again until the tag appears or its `ownWriteHoldMs` is
+ *   over, and then writes it (publisher.ts). Measured in the benches, a write-back lands a median 52 ms
+ *   after the first look, p90 98 ms (two cores, all on one machine).
+ * An event already in the cache (a relist's SYNC; one the forwarder wrote when it saw it) is answered as
+ * before the write moved here: tagged when the entry names it; held when the cache holds it or a newer
+ * version untagged (a newer version's write-back may still name it); else unchanged.
+ * ADDED events are never held: a controller's own creation (a provisioned volume) reaches no subscription of
+ * its own, so its tag saves nothing; nor are versions of an object being deleted (`deletionTimestamp`): they
+ * come from the deletion, the API server's own finalizers and at most one controller write (the
+ * provisioner's finalizer patch after its DELETE, written back), and holding them would slow every deletion
+ * down to save that one message. A claim's ADDED event is never looked at: no controller creates claims.
+ * A failed read changes nothing: the events go out as they are (at worst a controller sees its own write),
+ * and the unwritten ones are written first.
  */
 import type { ClusterEvent } from '../runtime/message.ts';
 import { batchGetItems, type DocumentClient } from '../state/client.ts';
@@ -38,43 +43,55 @@ export const REVIEWED_KINDS: ReadonlySet<string> = new Set(['PersistentVolume', 
  */
 export const CREATED_KINDS: ReadonlySet<string> = new Set(['PersistentVolume']);
 
-export type ReviewOutcome = 'own-write';
+/**
+ * Whether a watch event of `type` and `kind` may be a controller's own write, written back by it: the
+ * events the reflector leaves unwritten for the publisher (see the module comment).
+ */
+export function mayBeWrittenBack(type: string, kind: string): boolean {
+  return REVIEWED_KINDS.has(kind) && (type === 'MODIFIED' || (type === 'ADDED' && CREATED_KINDS.has(kind)));
+}
+
+export type ReviewOutcome = 'own-write' | 'superseded';
 
 export interface EventReviewOptions {
   doc: DocumentClient;
   /** Cache table. */
   table: string;
-  /** Called once per event the review changed. */
+  /** Called once per event the review changed (tagged, or dropped as superseded). */
   onOutcome?: (event: ClusterEvent, outcome: ReviewOutcome) => void;
+  /** Clock for tombstone expiry, epoch milliseconds (the cache's own). */
+  now?: () => number;
 }
 
 /** An event as the review leaves it. */
 export interface ReviewedEvent {
   event: ClusterEvent;
   /**
-   * A MODIFIED event whose version (or a newer one) the cache holds untagged: a user's write, or a
-   * controller's whose write-back has not landed yet (the publisher may look again before it sends it,
-   * see {@link PublisherOptions.ownWriteHoldMs}).
+   * A MODIFIED event whose writer may still tag it: a user's write, or a controller's whose write-back has
+   * not landed yet (the publisher may look again before it sends it, see
+   * {@link PublisherOptions.ownWriteHoldMs}).
    */
   untagged?: true;
+  /** Not in the cache yet: the publisher writes it before sending it. */
+  unwritten?: true;
 }
 
-/** Reviews a batch: returns each event as it should be published (undefined would drop it). */
-export type EventReview = (events: readonly ClusterEvent[]) => Promise<Array<ReviewedEvent | undefined>>;
+/**
+ * Reviews a batch: returns each event as it should be published (undefined drops it). `unwritten`: the
+ * indexes of the events not yet written to the cache.
+ */
+export type EventReview = (events: readonly ClusterEvent[], unwritten?: ReadonlySet<number>) => Promise<Array<ReviewedEvent | undefined>>;
 
-const reviewable = (event: ClusterEvent): boolean =>
-  !event.writer &&
-  REVIEWED_KINDS.has(event.kind) &&
-  (event.type === 'MODIFIED' || event.type === 'SYNC' || (event.type === 'ADDED' && CREATED_KINDS.has(event.kind)));
+const reviewable = (event: ClusterEvent): boolean => !event.writer && REVIEWED_KINDS.has(event.kind) && (event.type === 'SYNC' || mayBeWrittenBack(event.type, event.kind));
 
 /** The object is being deleted: its versions are the deletion's and its finalizers' (never held). */
 const terminating = (event: ClusterEvent): boolean => Boolean((event.object as { metadata?: { deletionTimestamp?: unknown } } | undefined)?.metadata?.deletionTimestamp);
 
 /** See the module comment. */
 export function createEventReview(options: EventReviewOptions): EventReview {
-  return async (events) => {
-    const candidates = events.filter(reviewable);
-    if (candidates.length === 0) return events.map((event) => ({ event }));
+  return async (events, unwritten = new Set()) => {
+    const candidates = events.filter((event, index) => reviewable(event) || unwritten.has(index));
+    if (candidates.length === 0) return events.map((event, index) => (unwritten.has(index) ? { event, unwritten: true } : { event }));
     const keys = new Map<string, { pk: string; sk: string }>();
     for (const event of candidates) {
       const key = ObjectCache.itemKey(event.cluster, event.kind, event.key);
@@ -82,24 +99,39 @@ export function createEventReview(options: EventReviewOptions): EventReview {
     }
     const { items } = await batchGetItems(options.doc, options.table, [...keys.values()], {
       consistentRead: true,
-      projection: 'pk, sk, #rv, #writer, #writerRvs, #deleted',
-      names: { '#rv': 'rv', '#writer': 'writer', '#writerRvs': 'writerRvs', '#deleted': 'deleted' },
+      projection: 'pk, sk, #rv, #writer, #writerRvs, #deleted, #expiresAt',
+      names: { '#rv': 'rv', '#writer': 'writer', '#writerRvs': 'writerRvs', '#deleted': 'deleted', '#expiresAt': 'expiresAt' },
     });
     const entries = new Map(items.map((item) => [`${item.pk}\u0000${item.sk}`, item]));
-    return events.map((event): ReviewedEvent => {
-      if (!reviewable(event)) return { event };
+    const nowSeconds = Math.floor((options.now?.() ?? Date.now()) / 1000);
+    return events.map((event, index): ReviewedEvent | undefined => {
+      const toWrite = unwritten.has(index);
+      if (!reviewable(event)) return toWrite ? { event, unwritten: true } : { event };
       const key = ObjectCache.itemKey(event.cluster, event.kind, event.key);
       const entry = entries.get(`${key.pk}\u0000${key.sk}`);
-      if (!entry) return { event };
+      const holdable = event.type === 'MODIFIED' && !terminating(event);
       const rv = Number(event.resourceVersion);
-      const writer = writerOfVersion(entry, rv);
+      const writer = entry ? writerOfVersion(entry, rv) : undefined;
       if (writer) {
         options.onOutcome?.(event, 'own-write');
         return { event: { ...event, writer } };
       }
+      if (toWrite) {
+        const expired = entry?.deleted === true && typeof entry.expiresAt === 'number' && entry.expiresAt < nowSeconds;
+        const cached = entry && !expired ? Number(entry.rv) : NaN;
+        if (cached >= rv && entry!.deleted === true) return { event };
+        if (cached > rv) {
+          options.onOutcome?.(event, 'superseded');
+          return undefined;
+        }
+        // This very version cached untagged (a relist wrote it): written, and its writer's tag may still come.
+        if (cached === rv) return holdable ? { event, untagged: true } : { event };
+        return holdable ? { event, untagged: true, unwritten: true } : { event, unwritten: true };
+      }
+      if (!entry) return { event };
       // Untagged at this version or a newer one: a write-back may still tag it (or name it, with the newer one).
       const pending = !entry.writer && entry.deleted !== true && Number(entry.rv) >= rv;
-      return pending && event.type === 'MODIFIED' && !terminating(event) ? { event, untagged: true } : { event };
+      return pending && holdable ? { event, untagged: true } : { event };
     });
   };
 }

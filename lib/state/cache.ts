@@ -110,6 +110,8 @@ function registeredThrough(doc: DocumentClient): Map<string, Promise<void>> {
 export interface CachePutOutcome {
   result: CacheWriteResult;
   writer?: string;
+  /** `stale` because the object's tombstone is newer (it was deleted since this version); classified writes only. */
+  deleted?: true;
 }
 
 export interface ObjectCacheOptions {
@@ -541,15 +543,15 @@ export class ObjectCache {
       if (!isConditionFailure(err)) throw err;
       if (!classify) return { result: 'stale' };
       // DynamoDB hands back the entry that won (in wire form: the document client does not convert errors).
-      const won = (err as { Item?: Record<string, { N?: string; S?: string }> }).Item;
-      if (won?.rv?.N !== undefined) return classified(Number(won.rv.N), won.writer?.S);
+      const won = (err as { Item?: Record<string, { N?: string; S?: string; BOOL?: boolean }> }).Item;
+      if (won?.rv?.N !== undefined) return classified(Number(won.rv.N), won.writer?.S, won.deleted?.BOOL === true);
     }
     // No entry with the refusal (an endpoint without ReturnValuesOnConditionCheckFailure): read what won.
     const current = await this.#doc.send(new GetCommand({ TableName: this.table, Key: { pk, sk: key }, ConsistentRead: true }));
-    return classified(Number(current.Item?.rv), current.Item?.writer);
+    return classified(Number(current.Item?.rv), current.Item?.writer, current.Item?.deleted === true);
 
-    function classified(wonRv: number, writer: unknown): CachePutOutcome {
-      if (wonRv !== rv) return { result: 'stale' };
+    function classified(wonRv: number, writer: unknown, deleted: boolean): CachePutOutcome {
+      if (wonRv !== rv) return deleted ? { result: 'stale', deleted: true } : { result: 'stale' };
       return typeof writer === 'string' && writer ? { result: 'unchanged', writer } : { result: 'unchanged' };
     }
   }

@@ -4,9 +4,11 @@ import { SNSClient } from '@aws-sdk/client-sns';
 import { QueueCollector, startMessaging, type Messaging } from './harness.ts';
 import { EventPublisher, type Progress } from '../../lib/forwarder/publisher.ts';
 import { ForwarderMetrics } from '../../lib/forwarder/metrics.ts';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../support/dynalite.ts';
+import { LOCAL_CREDENTIALS, LOCAL_REGION, startDynalite, type Dynalite } from '../support/dynalite.ts';
 import type { ClusterEvent } from '../../lib/runtime/message.ts';
-import type { EventReview } from '../../lib/forwarder/review.ts';
+import { createEventReview, type EventReview } from '../../lib/forwarder/review.ts';
+import { ObjectCache, type CacheableObject, type CachePutOutcome } from '../../lib/state/cache.ts';
+import { indexAttributes } from '../../lib/kube/cache-index.ts';
 
 const event = (name: string, rv: number, object: Record<string, unknown> = {}): ClusterEvent => ({
   v: 1,
@@ -575,6 +577,162 @@ describe('EventPublisher against fauxqs', () => {
       assert.deepEqual(sent, [{ id: 'held@720', writer: undefined }]);
       assert.equal(state.looks, 1);
       assert.equal(await held(metrics, 'untagged'), 0);
+    });
+  });
+
+  describe('unwritten events: looked up, and written before they are sent when no write-back had (write)', () => {
+    let db: Dynalite;
+    let cache: ObjectCache;
+    before(async () => {
+      db = await startDynalite();
+      cache = new ObjectCache(db.doc, db.tables.cache, { indexer: indexAttributes });
+    });
+    after(() => db?.stop());
+
+    const volume = (name: string, rv: number, type: ClusterEvent['type'] = 'MODIFIED'): ClusterEvent => {
+      const object = { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name, uid: `uid-${name}`, resourceVersion: String(rv) }, spec: { capacity: { storage: '1Gi' } } };
+      return { ...event(name, rv), kind: 'PersistentVolume', type, object };
+    };
+    const objectOf = (e: ClusterEvent) => e.object as unknown as CacheableObject;
+    /**
+     * A publisher on dynalite and fauxqs with the forwarder's review and write; `sent` records each entry as
+     * its publish starts, with the version the cache held for it at that moment.
+     */
+    const start = (options: { holdMs?: number; write?: (e: ClusterEvent) => Promise<CachePutOutcome>; progress?: Progress[] } = {}) => {
+      const sent: Array<{ id: string; writer: string | undefined; cachedRv: number | undefined }> = [];
+      const sns = new SNSClient({ endpoint: messaging.endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+      sns.middlewareStack.add(
+        (next) => async (args: any) => {
+          for (const e of args.input.PublishBatchRequestEntries) {
+            const body = JSON.parse(e.Message) as ClusterEvent;
+            sent.push({ id: `${body.key}@${body.resourceVersion}`, writer: body.writer, cachedRv: (await cache.get('c1', 'PersistentVolume', body.key))?.rv });
+          }
+          return next(args);
+        },
+        { step: 'initialize', name: 'recordEntries' },
+      );
+      const metrics = new ForwarderMetrics();
+      const publisher = new EventPublisher({
+        sns,
+        topicArn: messaging.topicArn,
+        metrics,
+        review: createEventReview({ doc: db.doc, table: db.tables.cache, onOutcome: (e, outcome) => metrics.reviewed.inc({ kind: e.kind, outcome }) }),
+        write: options.write ?? ((e) => cache.putDetailed(e.cluster, e.kind, objectOf(e))),
+        ownWriteHoldMs: options.holdMs ?? 0,
+        ownWriteLookMs: 10,
+        retryInitialMs: 5,
+        ...(options.progress ? { onProgress: async (p: Progress) => void options.progress!.push(p) } : {}),
+      });
+      publisher.start();
+      const stop = async () => {
+        await publisher.flush();
+        await publisher.stop();
+        sns.destroy();
+      };
+      const counted = async (name: 'cacheWrites' | 'reviewed') =>
+        Object.fromEntries((await metrics[name].get()).values.filter((v) => v.value > 0).map((v) => [String(v.labels.outcome), v.value]));
+      return { publisher, sent, stop, counted };
+    };
+
+    it('the table: tagged by its write-back (not written), written (then sent), superseded (dropped), deleted since (sent, not written)', async () => {
+      const cases = {
+        writtenBack: volume('u-back', 10),
+        notThere: volume('u-new', 20),
+        superseded: volume('u-old', 30),
+        deletedSince: volume('u-gone', 40),
+      };
+      await cache.put('c1', 'PersistentVolume', objectOf(cases.writtenBack), { writer: 'binder' });
+      await cache.put('c1', 'PersistentVolume', objectOf(volume('u-new', 19)));
+      await cache.put('c1', 'PersistentVolume', objectOf(volume('u-old', 31)), { writer: 'provisioner' });
+      await cache.put('c1', 'PersistentVolume', objectOf(volume('u-gone', 39)));
+      await cache.remove('c1', 'PersistentVolume', objectOf(volume('u-gone', 39)), 41);
+      const progress: Progress[] = [];
+      const { publisher, sent, stop, counted } = start({ progress });
+      for (const e of Object.values(cases)) await publisher.enqueue({ event: e, unwritten: true, progress: { kind: 'PersistentVolume', rv: e.resourceVersion } });
+      await stop();
+      assert.deepEqual(
+        [...sent].sort((a, b) => a.id.localeCompare(b.id)),
+        [
+          { id: 'u-back@10', writer: 'binder', cachedRv: 10 },
+          { id: 'u-gone@40', writer: undefined, cachedRv: 41 },
+          { id: 'u-new@20', writer: undefined, cachedRv: 20 },
+        ],
+        'each sent with the cache holding it (or its tombstone); the superseded version not at all',
+      );
+      const gone = await cache.get('c1', 'PersistentVolume', 'u-gone');
+      assert.deepEqual([gone?.rv, gone?.deleted], [41, true], 'the tombstone stays');
+      assert.equal((await cache.get('c1', 'PersistentVolume', 'u-old'))?.rv, 31, 'the newer version stays');
+      assert.deepEqual(await counted('cacheWrites'), { written: 1 }, 'only the version no write-back had was written');
+      assert.deepEqual(await counted('reviewed'), { 'own-write': 1, superseded: 1 });
+      assert.equal(progress.at(-1)?.rv, '40', 'the dropped event moved the bookmark on like the others');
+    });
+
+    it('a MODIFIED event held for its write-back is sent tagged and never written; one whose hold runs out is written, then sent untagged', async () => {
+      await cache.put('c1', 'PersistentVolume', objectOf(volume('h-mine', 50)), { writer: 'provisioner' });
+      await cache.put('c1', 'PersistentVolume', objectOf(volume('h-user', 60)));
+      const writes: string[] = [];
+      const { publisher, sent, stop, counted } = start({
+        holdMs: 400,
+        write: (e) => (writes.push(`${e.key}@${e.resourceVersion}`), cache.putDetailed(e.cluster, e.kind, objectOf(e))),
+      });
+      await publisher.enqueue({ event: volume('h-mine', 51), unwritten: true });
+      await publisher.enqueue({ event: volume('h-user', 61), unwritten: true });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      assert.equal(sent.length, 0, 'both held');
+      // The binder's write-back lands within the hold.
+      await cache.put('c1', 'PersistentVolume', objectOf(volume('h-mine', 51)), { writer: 'binder' });
+      await stop();
+      assert.deepEqual(
+        [...sent].sort((a, b) => a.id.localeCompare(b.id)),
+        [
+          { id: 'h-mine@51', writer: 'binder', cachedRv: 51 },
+          { id: 'h-user@61', writer: undefined, cachedRv: 61 },
+        ],
+      );
+      assert.deepEqual(writes, ['h-user@61'], 'only the version no write-back brought');
+      assert.deepEqual(await counted('cacheWrites'), { written: 1 });
+    });
+
+    it('an ADDED volume is not held: looked up, written and sent at once', async () => {
+      const { publisher, sent, stop } = start({ holdMs: 60_000 });
+      await publisher.enqueue({ event: volume('a-new', 70, 'ADDED'), unwritten: true });
+      await stop();
+      assert.deepEqual(sent, [{ id: 'a-new@70', writer: undefined, cachedRv: 70 }]);
+    });
+
+    it('a failed write is retried, the event waiting for it; a write-back that lands meanwhile tags it', async () => {
+      let failures = 2;
+      const { publisher, sent, stop, counted } = start({
+        write: async (e) => {
+          if (failures-- > 0) throw Object.assign(new Error('Throughput exceeds the current capacity'), { name: 'ThrottlingException' });
+          return cache.putDetailed(e.cluster, e.kind, objectOf(e));
+        },
+      });
+      await publisher.enqueue({ event: volume('f-retry', 80), unwritten: true });
+      await stop();
+      assert.deepEqual(sent, [{ id: 'f-retry@80', writer: undefined, cachedRv: 80 }], 'sent once, after its write');
+      assert.deepEqual(await counted('cacheWrites'), { failed: 2, written: 1 });
+
+      // A write refused because the version is there, tagged: the event goes out with the tag.
+      const second = start({
+        write: async (e) => {
+          await cache.put('c1', 'PersistentVolume', objectOf(e), { writer: 'binder' });
+          return cache.putDetailed(e.cluster, e.kind, objectOf(e));
+        },
+      });
+      await second.publisher.enqueue({ event: volume('f-late', 90), unwritten: true });
+      await second.stop();
+      assert.deepEqual(second.sent, [{ id: 'f-late@90', writer: 'binder', cachedRv: 90 }]);
+      assert.deepEqual(await second.counted('cacheWrites'), { unchanged: 1 });
+    });
+
+    it('refuses an unwritten event without a write to make', async () => {
+      const sns = new SNSClient({ endpoint: messaging.endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+      const publisher = new EventPublisher({ sns, topicArn: messaging.topicArn, metrics: new ForwarderMetrics() });
+      await assert.rejects(publisher.enqueue({ event: volume('x', 1), unwritten: true }), /needs the publisher’s `write`/);
+      assert.equal(publisher.depth, 0);
+      await publisher.stop();
+      sns.destroy();
     });
   });
 });

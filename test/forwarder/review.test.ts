@@ -1,10 +1,11 @@
 /**
- * The last look before publishing (lib/forwarder/review.ts), against dynalite: the race a controller's
- * write-back loses to the forwarder's own cache write is won back before the event goes out.
+ * The last look before publishing (lib/forwarder/review.ts), against dynalite: a controller's write-back
+ * found before the event goes out (whether or not the forwarder wrote the version first), and what the
+ * look leaves the publisher to write.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { createEventReview, type ReviewOutcome } from '../../lib/forwarder/review.ts';
+import { createEventReview, type ReviewedEvent, type ReviewOutcome } from '../../lib/forwarder/review.ts';
 import { MESSAGE_VERSION, type ClusterEvent } from '../../lib/runtime/message.ts';
 import { ObjectCache } from '../../lib/state/cache.ts';
 import { indexAttributes } from '../../lib/kube/cache-index.ts';
@@ -77,6 +78,47 @@ describe('forwarder review: retag own writes that lost the race', () => {
     const reviewed = await review(cases.map((c) => c.in));
     for (const [index, c] of cases.entries()) assert.deepEqual(reviewed[index], c.held ? { event: c.out, untagged: true } : { event: c.out }, c.name);
     assert.deepEqual(outcomes, [['mine', 'own-write'], ['written-twice', 'own-write'], ['written-twice', 'own-write']]);
+  });
+
+  test('the table of outcomes for events not yet cached (the reflector left them to the publisher)', async () => {
+    const now = Date.now();
+    const tombstoned = new ObjectCache(db.doc, db.tables.cache, { indexer: indexAttributes, tombstoneTtlSeconds: 60, now: () => now - 3_600_000 });
+    await cache.put('c1', 'PersistentVolume', pv('u-mine', 110), { writer: 'binder' });
+    await cache.put('c1', 'PersistentVolume', pv('u-twice', 122), { writer: 'binder', earlier: ['121'] });
+    await cache.put('c1', 'PersistentVolume', pv('u-older', 130));
+    await cache.put('c1', 'PersistentVolume', pv('u-newer', 141), { writer: 'provisioner' });
+    await cache.put('c1', 'PersistentVolume', pv('u-newer-untagged', 151));
+    await cache.put('c1', 'PersistentVolume', pv('u-relisted', 160));
+    await cache.put('c1', 'PersistentVolume', pv('u-gone', 170));
+    await cache.remove('c1', 'PersistentVolume', pv('u-gone', 170), 172);
+    // A tombstone written an hour ago with a minute to live: expired, as if absent.
+    await tombstoned.put('c1', 'PersistentVolume', pv('u-expired', 180));
+    await tombstoned.remove('c1', 'PersistentVolume', pv('u-expired', 180), 182);
+    const outcomes: Array<[string, ReviewOutcome]> = [];
+    const review = createEventReview({ doc: db.doc, table: db.tables.cache, onOutcome: (e, o) => outcomes.push([e.key, o]) });
+    const deleting = { object: { metadata: { name: 'u-older', deletionTimestamp: '2026-11-29T09:00:00Z' } } };
+    const cases: Array<{ name: string; in: ClusterEvent; out: ReviewedEvent | undefined }> = [
+      { name: 'written back by its writer: tagged, nothing to write', in: event('PersistentVolume', 'u-mine', 110), out: { event: event('PersistentVolume', 'u-mine', 110, { writer: 'binder' }) } },
+      { name: 'named by its writer’s later write-back: tagged, nothing to write', in: event('PersistentVolume', 'u-twice', 121), out: { event: event('PersistentVolume', 'u-twice', 121, { writer: 'binder' }) } },
+      { name: 'an older version cached: held, still to write', in: event('PersistentVolume', 'u-older', 131), out: { event: event('PersistentVolume', 'u-older', 131), untagged: true, unwritten: true } },
+      { name: 'not cached at all: held, still to write', in: event('PersistentVolume', 'u-unknown', 135), out: { event: event('PersistentVolume', 'u-unknown', 135), untagged: true, unwritten: true } },
+      { name: 'the same, ADDED: never held, still to write', in: event('PersistentVolume', 'u-unknown', 135, { type: 'ADDED' }), out: { event: event('PersistentVolume', 'u-unknown', 135, { type: 'ADDED' }), unwritten: true } },
+      { name: 'the same, being deleted: never held, still to write', in: event('PersistentVolume', 'u-older', 131, deleting), out: { event: event('PersistentVolume', 'u-older', 131, deleting), unwritten: true } },
+      { name: 'a newer version cached by a controller, not naming it: dropped (superseded)', in: event('PersistentVolume', 'u-newer', 140), out: undefined },
+      { name: 'a newer version cached untagged: dropped (superseded)', in: event('PersistentVolume', 'u-newer-untagged', 150), out: undefined },
+      { name: 'this very version cached untagged (a relist): written, held for its writer', in: event('PersistentVolume', 'u-relisted', 160), out: { event: event('PersistentVolume', 'u-relisted', 160), untagged: true } },
+      { name: 'a newer tombstone: sent as it is, nothing to write', in: event('PersistentVolume', 'u-gone', 171), out: { event: event('PersistentVolume', 'u-gone', 171) } },
+      { name: 'an expired tombstone: as if absent', in: event('PersistentVolume', 'u-expired', 181), out: { event: event('PersistentVolume', 'u-expired', 181), untagged: true, unwritten: true } },
+      { name: 'a kind no controller writes back, unwritten: left to the write', in: event('Node', 'u-node', 190), out: { event: event('Node', 'u-node', 190), unwritten: true } },
+      { name: 'a written event beside them: answered as before', in: event('PersistentVolume', 'u-mine', 110), out: { event: event('PersistentVolume', 'u-mine', 110, { writer: 'binder' }) } },
+    ];
+    const unwritten = new Set(cases.flatMap((c, index) => (index === cases.length - 1 ? [] : [index])));
+    const reviewed = await review(
+      cases.map((c) => c.in),
+      unwritten,
+    );
+    for (const [index, c] of cases.entries()) assert.deepEqual(reviewed[index], c.out, c.name);
+    assert.deepEqual(outcomes, [['u-mine', 'own-write'], ['u-twice', 'own-write'], ['u-newer', 'superseded'], ['u-newer-untagged', 'superseded'], ['u-mine', 'own-write']]);
   });
 
   test('a batch without candidates reads nothing', async () => {

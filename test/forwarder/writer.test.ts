@@ -5,10 +5,11 @@
  * while the other controllers still receive it.
  *
  * The first test stops the forwarder while the "controller" writes, so that the write-back deterministically
- * lands before the watch brings the version. In production the two race, and the forwarder usually caches
- * the version first: the second test makes the write-back land after the forwarder's first look, within its
- * own-write hold. The last test shows versions written back before the forwarder saw them looked up
- * together (cache-probe.ts) instead of written again.
+ * lands before the watch brings the version. In production the two race: the forwarder leaves such a
+ * version unwritten and looks it up before sending it (review.ts), holding it while its write-back may
+ * still come. The second and third tests make the write-back land after the forwarder's first look, within
+ * its own-write hold, and show that the forwarder never writes the version itself. The last shows versions
+ * written back before the forwarder saw them found by its look and not written again.
  */
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
@@ -47,12 +48,20 @@ describe('writer-tagged versions skip the writer’s queue', () => {
     return f;
   };
 
-  /** A document client that records what the forwarder's reviews (its BatchGetItems) found cached for volume `name`. */
+  /**
+   * A document client that records what the forwarder's reviews (its BatchGetItems) found cached for volume
+   * `name`, and the versions of it the forwarder wrote itself (its PutItems).
+   */
   const watchingLooks = (name: string) => {
     const key = ObjectCache.itemKey(stack.env.CLUSTER_ID ?? 'local', 'PersistentVolume', name);
     const looks: Array<{ rv: string; writer?: string }> = [];
+    const puts: string[] = [];
     const doc = {
       send: async (command: unknown) => {
+        if (command instanceof PutCommand) {
+          const item = command.input.Item as { pk?: unknown; sk?: unknown; rv?: unknown };
+          if (item.pk === key.pk && item.sk === key.sk) puts.push(String(item.rv));
+        }
         const out: unknown = await stack.dynamodb.doc.send(command as never);
         if (command instanceof BatchGetCommand) {
           const items = Object.values((out as { Responses?: Record<string, Array<Record<string, unknown>>> }).Responses ?? {}).flat();
@@ -61,7 +70,7 @@ describe('writer-tagged versions skip the writer’s queue', () => {
         return out;
       },
     } as unknown as typeof stack.dynamodb.doc;
-    return { doc, looks };
+    return { doc, looks, puts };
   };
 
   before(async () => {
@@ -105,7 +114,7 @@ describe('writer-tagged versions skip the writer’s queue', () => {
   it('a write-back that lands after the forwarder’s first look, within its hold, still keeps the version from the writer', async () => {
     // What the forwarder's reviews found cached for this volume: the write-back waits until one has found
     // the new version untagged.
-    const { doc, looks } = watchingLooks('late');
+    const { doc, looks, puts } = watchingLooks('late');
     // Only this test's forwarder publishes (another one's untagged copy would reach the binder first).
     for (const earlier of forwarders.splice(0)) await earlier.stop();
     const f = await startOne({ doc, ownWriteHoldMs: 60_000 });
@@ -119,8 +128,10 @@ describe('writer-tagged versions skip the writer’s queue', () => {
     await cache.put(cluster, 'PersistentVolume', JSON.parse(JSON.stringify(created)), { writer: 'provisioner', classify: false });
     await eventually(() => seen('binder', created.metadata!.resourceVersion!), 20_000, 'the released version at the binder');
 
+    const looked = looks.length;
     const ours = await core.replacePersistentVolume({ name: 'late', body: { ...created, metadata: { ...created.metadata, labels: { by: 'binder' } } } });
-    await eventually(() => looks.some((l) => l.rv === ours.metadata!.resourceVersion && !l.writer), 20_000, 'the forwarder looked at the version before its write-back');
+    await eventually(() => looks.length > looked, 20_000, 'the forwarder looked at the volume before the write-back');
+    assert.ok(looks.slice(looked).every((l) => Number(l.rv) < Number(ours.metadata!.resourceVersion)), 'it found an older version cached: the forwarder did not write this one');
     assert.equal(seen('provisioner', ours.metadata!.resourceVersion!), false, 'held, not sent untagged');
     await cache.put(cluster, 'PersistentVolume', JSON.parse(JSON.stringify(ours)), { writer: 'binder', classify: false });
     await eventually(() => seen('provisioner', ours.metadata!.resourceVersion!), 20_000, 'the version at the provisioner once tagged (long before the hold’s 60 s)');
@@ -130,10 +141,11 @@ describe('writer-tagged versions skip the writer’s queue', () => {
     assert.equal(seen('binder', ours.metadata!.resourceVersion!), false, 'the binder never received its own version');
     const held = (await f.metrics.held.get()).values.find((v) => v.labels.outcome === 'tagged');
     assert.ok((held?.value ?? 0) >= 1, 'counted as held, then tagged');
+    assert.ok(!puts.includes(ours.metadata!.resourceVersion!), `the forwarder did not write the version: the write-back did (it wrote ${JSON.stringify(puts)})`);
   });
 
   it('two writes in one sync, written back once: the first version, cached and held meanwhile, is kept from the writer too', async () => {
-    const { doc, looks } = watchingLooks('twice');
+    const { doc, looks, puts } = watchingLooks('twice');
     for (const earlier of forwarders.splice(0)) await earlier.stop();
     const f = await startOne({ doc, ownWriteHoldMs: 60_000 });
     const cache = new ObjectCache(stack.dynamodb.doc, stack.tables.cache, { indexer: indexAttributes });
@@ -146,11 +158,14 @@ describe('writer-tagged versions skip the writer’s queue', () => {
     await eventually(() => seen('binder', created.metadata!.resourceVersion!), 20_000, 'the released version at the binder');
 
     // The "binder" writes twice (as a bind's update and then its status); both versions reach the forwarder,
-    // which caches them untagged and holds them, before the one write-back naming the first lands.
+    // which holds them unwritten (the first looked up, the second queued behind it in its group) before the
+    // one write-back naming the first lands.
+    const looked = looks.length;
     const first = await core.replacePersistentVolume({ name: 'twice', body: { ...created, metadata: { ...created.metadata, labels: { step: '1' } } } });
     const second = await core.replacePersistentVolume({ name: 'twice', body: { ...first, metadata: { ...first.metadata, labels: { step: '2' } } } });
-    await eventually(() => looks.some((l) => l.rv === second.metadata!.resourceVersion && !l.writer), 20_000, 'the forwarder looked at the second version untagged');
-    assert.equal(seen('provisioner', first.metadata!.resourceVersion!), false, 'the first version held (a newer one is cached, untagged)');
+    await eventually(() => looks.length > looked, 20_000, 'the forwarder looked at the volume before the write-back');
+    assert.ok(looks.slice(looked).every((l) => l.rv === created.metadata!.resourceVersion), 'it found the older version: it wrote neither of the new ones');
+    assert.equal(seen('provisioner', first.metadata!.resourceVersion!), false, 'the first version held');
     await cache.put(cluster, 'PersistentVolume', JSON.parse(JSON.stringify(second)), { writer: 'binder', classify: false, earlier: [first.metadata!.resourceVersion!] });
     await eventually(() => seen('provisioner', first.metadata!.resourceVersion!) && seen('provisioner', second.metadata!.resourceVersion!), 20_000, 'both versions at the provisioner once tagged');
     await f.flush();
@@ -159,9 +174,11 @@ describe('writer-tagged versions skip the writer’s queue', () => {
       assert.equal(recorder.events('provisioner').find((e) => e.key === 'twice' && e.resourceVersion === rv)?.writer, 'binder', `version ${rv} tagged`);
       assert.equal(seen('binder', rv), false, `the binder never received version ${rv}`);
     }
+    const own = [first, second].map((v) => v.metadata!.resourceVersion!);
+    assert.deepEqual(puts.filter((rv) => own.includes(rv)), [], 'the forwarder wrote neither version: the one write-back did');
   });
 
-  it('versions written back before the forwarder saw them are looked up first, not written again when found, and still tagged', async () => {
+  it('versions written back before the forwarder saw them are found by its look, not written again, and still tagged', async () => {
     for (const earlier of forwarders.splice(0)) await earlier.stop();
     const cluster = stack.env.CLUSTER_ID ?? 'local';
     const names = ['many-a', 'many-b', 'many-c', 'many-d'];
@@ -200,12 +217,8 @@ describe('writer-tagged versions skip the writer’s queue', () => {
       assert.equal(recorder.events('provisioner').find((e) => e.key === name && e.resourceVersion === rv)?.writer, 'binder', `${name} tagged`);
       assert.equal(seen('binder', name, rv), false, `the binder never received ${name}'s own version`);
     }
-    // How the watch splits the four events into reads is the stream's: every one is looked up, and only
-    // those the look did not answer are written.
-    const probed = Object.fromEntries((await second.metrics.probed.get()).values.map((v) => [v.labels.outcome, v.value]));
-    const looked = (probed.hit ?? 0) + (probed.miss ?? 0) + (probed.skipped ?? 0) + (probed.failed ?? 0);
-    assert.equal(looked, names.length, `every version looked up first (${JSON.stringify(probed)})`);
-    assert.equal(probed.miss ?? 0, 0, 'each was found cached when read');
-    assert.equal(puts.filter((key) => names.includes(key)).length, (probed.skipped ?? 0) + (probed.failed ?? 0), 'written again only when not read');
+    // Every one was found written back: the forwarder wrote none of them, nor counted a write.
+    assert.deepEqual(puts.filter((key) => names.includes(key)), [], 'none written again');
+    assert.deepEqual((await second.metrics.cacheWrites.get()).values.filter((v) => v.value > 0), [], 'no write of its own counted');
   });
 });

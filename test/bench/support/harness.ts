@@ -831,8 +831,12 @@ async function publishLagBuckets(forwarder: Forwarder | undefined): Promise<Map<
   return out;
 }
 
-/** The forwarder's own-write holds by how they ended (tagged, superseded, untagged, full), summed over kinds. */
-async function outcomes(forwarder: Forwarder | undefined, counter: 'held' | 'probed'): Promise<Record<string, number>> {
+/**
+ * A forwarder counter by outcome, summed over kinds: its own-write holds by how they ended (`held`: tagged,
+ * superseded, untagged, full), or its writes of events no write-back had written (`cacheWrites`: written,
+ * unchanged, stale, failed).
+ */
+async function outcomes(forwarder: Forwarder | undefined, counter: 'held' | 'cacheWrites'): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   if (!forwarder) return out;
   for (const v of (await forwarder.metrics[counter].get()).values) out[String(v.labels.outcome)] = (out[String(v.labels.outcome)] ?? 0) + v.value;
@@ -871,7 +875,7 @@ export async function runBurst(
     });
     const lagBefore = await publishLagBuckets(bench.forwarder);
     const heldBefore = await outcomes(bench.forwarder, 'held');
-    const probedBefore = await outcomes(bench.forwarder, 'probed');
+    const writesBefore = await outcomes(bench.forwarder, 'cacheWrites');
     const started = performance.now();
     await pool(names, options.concurrency, (name, i) => op.start(tracker, name, i));
     const createdIn = performance.now() - started;
@@ -887,13 +891,14 @@ export async function runBurst(
     stages.forwarderSeenToPublished = bucketPercentile(lagBefore, await publishLagBuckets(bench.forwarder), 50);
     const figures = measure(bench, before, after, { operations: doneCount || names.length, latencies: tracker.latencies(names), elapsedMs: lastDone - started, complete });
     const heldAfter = await outcomes(bench.forwarder, 'held');
-    const probedAfter = await outcomes(bench.forwarder, 'probed');
+    const writesAfter = await outcomes(bench.forwarder, 'cacheWrites');
     const operations = doneCount || names.length;
     // Events the forwarder held for their writer's tag, per operation, by how each hold ended.
     const perOp = (after: Record<string, number>, before: Record<string, number>) => Object.fromEntries(Object.entries(after).map(([outcome, n]) => [outcome, round((n - (before[outcome] ?? 0)) / operations)]));
     const forwarderHeldPerOp = perOp(heldAfter, heldBefore);
-    // Events the forwarder looked up in the cache before writing them (lib/forwarder/cache-probe.ts), by outcome.
-    const forwarderProbedPerOp = perOp(probedAfter, probedBefore);
+    // Volume and claim events the forwarder wrote to the cache before sending them, no write-back having
+    // written them (lib/forwarder/publisher.ts `write`), by outcome.
+    const forwarderCacheWritesPerOp = perOp(writesAfter, writesBefore);
     return {
       // `claims` and `bound` for every operation: the table and earlier reports read these names
       claims: names.length,
@@ -904,7 +909,7 @@ export async function runBurst(
       ...figures,
       stagesP50Ms: stages,
       forwarderHeldPerOp,
-      forwarderProbedPerOp,
+      forwarderCacheWritesPerOp,
       emulatorPeakRequestsPerSecond: peak.peakRequestsPerSecond,
       apiBudget: {
         ...(figures.apiBudget as Record<string, unknown>),
