@@ -57,8 +57,9 @@ export interface ForwarderConfig {
  * The default wait for a controller's write-back tag, ms. A controller writes back what its API write
  * returned right after the response; the watch event of that version leaves the server at the same moment
  * and usually reaches the review first. Measured in the benches (two cores, everything on one machine):
- * the write-back lands a median 52 ms, p90 98 ms after the first look. Held events go out the moment the
- * tag appears; only a user's edit waits the whole time.
+ * the write-back lands a median 52 ms, p90 98 ms after the first look. The publisher stretches it by twice
+ * its reads' recent round trip (at most threefold: publisher.ts `holdMs`), as a loaded table slows the
+ * write-back too. Held events go out the moment the tag appears; only a user's edit waits the whole time.
  */
 export const DEFAULT_OWN_WRITE_HOLD_MS = 100;
 

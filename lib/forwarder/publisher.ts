@@ -85,7 +85,10 @@ export interface PublisherOptions {
   review?: EventReview;
   /**
    * How long a MODIFIED event the review found untagged (not yet written back, or cached untagged) waits
-   * for its writer's tag, ms (default 0: sent at once, written first if unwritten). The review looks again every {@link ownWriteLookMs}
+   * for its writer's tag, ms (default 0: sent at once, written first if unwritten). Stretched by twice the
+   * recent time the review's reads of unwritten events took, up to {@link HOLD_STRETCH_LIMIT} times this:
+   * a write-back is a DynamoDB write sent when the writer's API response arrives, about when the watch
+   * event does, so it lands about one DynamoDB round trip after the look, later on a loaded table. The review looks again every {@link ownWriteLookMs}
    * meanwhile; the event goes out tagged as soon as a controller's write-back tags it, untagged when the
    * time is up (a user's write) or a newer version is cached tagged. Its group waits with it; other groups
    * do not. The events of one group share one window, which newer versions seen meanwhile extend (see
@@ -162,6 +165,10 @@ interface GroupState {
 
 /** A group's hold window reopens for newer versions up to this many holds from its opening. */
 export const HOLD_WINDOW_LIMIT = 3;
+/** The hold stretches with the review's round trip up to this many times `ownWriteHoldMs`. */
+export const HOLD_STRETCH_LIMIT = 3;
+/** Weight of the newest review in the average of their round trips. */
+const RTT_WEIGHT = 0.2;
 
 /** Items a batch search looks at past the front of the queue (bounds its cost on a full queue). */
 const SCAN_LIMIT = 500;
@@ -202,6 +209,8 @@ export class EventPublisher {
   #failing = false;
   /** Set by stop(): called when a publish attempt fails, ending a shutdown flush. */
   #onFailure: (() => void) | undefined;
+  /** How long the review's reads of unwritten events took lately, ms (a moving average from the first). */
+  #reviewRtt: number | undefined;
 
   constructor(options: PublisherOptions) {
     this.#options = options;
@@ -312,11 +321,20 @@ export class EventPublisher {
     for (const resolve of waiters.splice(0)) resolve();
   }
 
+  /**
+   * The hold now, ms: `ownWriteHoldMs` stretched by twice the review's recent round trip, at most
+   * {@link HOLD_STRETCH_LIMIT} times it (see {@link PublisherOptions.ownWriteHoldMs}); 0 when off.
+   */
+  get holdMs(): number {
+    const base = this.#options.ownWriteHoldMs ?? 0;
+    return base > 0 ? Math.min(base + 2 * (this.#reviewRtt ?? 0), HOLD_STRETCH_LIMIT * base) : 0;
+  }
+
   /** An event of `group` seen at `seenAt` joined the queue: an open hold window reopens for it (GroupState). */
   #countIn(group: string, seenAt: number): void {
     const state = this.#groups.get(group) ?? { unsent: 0 };
     state.unsent++;
-    const holdMs = this.#options.ownWriteHoldMs ?? 0;
+    const holdMs = this.holdMs;
     if (state.holdStart !== undefined && state.holdUntil !== undefined) {
       state.holdUntil = Math.min(Math.max(state.holdUntil, seenAt + holdMs), state.holdStart + HOLD_WINDOW_LIMIT * holdMs);
     }
@@ -485,7 +503,7 @@ export class EventPublisher {
    */
   async #publish(batch: Slot[], signal: AbortSignal, finish: (sent: Slot[]) => void, onHold: (held: Promise<Slot[]>) => void): Promise<Slot[]> {
     const reviewed = await this.#review(batch.filter((slot) => slot.item.event));
-    const holdMs = this.#options.ownWriteHoldMs ?? 0;
+    const holdMs = this.holdMs;
     const untagged = holdMs > 0 ? reviewed.filter((r) => r.untagged) : [];
     // Held events are bounded (a user relabelling a thousand volumes must not start a hundred holds, each
     // looking every lookMs and retrying on its own): past the bound they go out at once, untagged.
@@ -640,10 +658,15 @@ export class EventPublisher {
     if (!review || slots.length === 0) return slots.map((slot) => ({ slot }));
     try {
       const unwritten = new Set(slots.flatMap((slot, index) => (slot.item.unwritten ? [index] : [])));
+      const started = performance.now();
       const reviewed = await review(
         slots.map((slot) => slot.item.event!),
         unwritten,
       );
+      if (unwritten.size > 0) {
+        const took = performance.now() - started;
+        this.#reviewRtt = this.#reviewRtt === undefined ? took : this.#reviewRtt + RTT_WEIGHT * (took - this.#reviewRtt);
+      }
       return slots.flatMap((slot, index) => {
         const r: ReviewedEvent | undefined = reviewed[index];
         if (!r) return [];

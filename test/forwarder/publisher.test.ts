@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { QueueCollector, startMessaging, type Messaging } from './harness.ts';
-import { EventPublisher, type Progress } from '../../lib/forwarder/publisher.ts';
+import { EventPublisher, HOLD_STRETCH_LIMIT, type Progress } from '../../lib/forwarder/publisher.ts';
 import { ForwarderMetrics } from '../../lib/forwarder/metrics.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, startDynalite, type Dynalite } from '../support/dynalite.ts';
 import type { ClusterEvent } from '../../lib/runtime/message.ts';
@@ -562,6 +562,59 @@ describe('EventPublisher against fauxqs', () => {
       sns.destroy();
       assert.deepEqual(sent, [], 'the held event was not sent after the discard');
       assert.deepEqual(progress, [], 'no bookmark passed it');
+    });
+
+    it('stretches the hold by the review’s round trip: a write-back a slow table lands late still tags its version', async () => {
+      const holdMs = 100;
+      /** A publisher whose review of the unwritten versions takes `readMs`, finding them untagged until `tag` is set. */
+      const publisherWith = (readMs: number) => {
+        const { sns, sent } = recordingSns();
+        const state: { looks: number; tag?: string; writes: string[] } = { looks: 0, writes: [] };
+        const review: EventReview = async (events) => {
+          state.looks++;
+          await new Promise((resolve) => setTimeout(resolve, readMs));
+          return events.map((e) => (state.tag ? { event: { ...e, writer: state.tag } } : { event: e, untagged: true as const, unwritten: true as const }));
+        };
+        const write = async (e: ClusterEvent): Promise<CachePutOutcome> => (state.writes.push(`${e.key}@${e.resourceVersion}`), { result: 'written' });
+        const publisher = new EventPublisher({ sns, topicArn: messaging.topicArn, metrics: new ForwarderMetrics(), review, write, ownWriteHoldMs: holdMs, ownWriteLookMs: 10 });
+        publisher.start();
+        const stop = async () => {
+          await publisher.stop();
+          sns.destroy();
+        };
+        return { publisher, sent, state, stop };
+      };
+
+      // A fast table: the hold stays about the configured one; a user's write goes out after it, written.
+      const fast = publisherWith(0);
+      try {
+        await fast.publisher.enqueue({ event: pv('quick', 1000), unwritten: true });
+        await fast.publisher.flush();
+        assert.ok(fast.publisher.holdMs < holdMs + 20, `a fast review barely stretches it (${fast.publisher.holdMs} ms)`);
+      } finally {
+        await fast.stop();
+      }
+      assert.deepEqual(fast.sent, [{ id: 'quick@1000', writer: undefined }]);
+      assert.deepEqual(fast.state.writes, ['quick@1000']);
+
+      // A slow table: each read takes 60 ms; the write-back lands well past the configured 100 ms.
+      const slow = publisherWith(60);
+      try {
+        const started = Date.now();
+        await slow.publisher.enqueue({ event: pv('slow', 1001), unwritten: true });
+        await wait(() => slow.publisher.holdMs > holdMs, 'the first look answered');
+        assert.ok(slow.publisher.holdMs >= 2 * holdMs, `stretched by twice its 60 ms (${slow.publisher.holdMs} ms)`);
+        // The first look ends ~60 ms in and opens the window: past its configured 100 ms, and more.
+        await wait(() => Date.now() >= started + 60 + holdMs + 30, 'past the configured hold');
+        assert.deepEqual(slow.sent, [], 'still held');
+        slow.state.tag = 'binder';
+        await slow.publisher.flush();
+      } finally {
+        await slow.stop();
+      }
+      assert.deepEqual(slow.sent, [{ id: 'slow@1001', writer: 'binder' }]);
+      assert.deepEqual(slow.state.writes, [], 'the late write-back wrote it: the forwarder did not');
+      assert.ok(slow.publisher.holdMs <= HOLD_STRETCH_LIMIT * holdMs, 'never past the limit');
     });
 
     it('without a hold, sends at once after one look', async () => {
