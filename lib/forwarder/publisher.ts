@@ -13,20 +13,23 @@
  * - Bounded memory: {@link EventPublisher.enqueue} waits while the queue is full; the reflectors await it,
  *   so their watches pause (TCP backpressure) and nothing is dropped.
  * - Bounded stop: {@link EventPublisher.stop} with `flush` waits for the queue to drain, but at most
- *   `timeoutMs`, and not at all once the topic is failing (a publish failed and has not succeeded since):
- *   what is left was never acknowledged, so no bookmark passed it and the next leader re-derives it.
+ *   `timeoutMs`, and not at all once the publisher is failing (a publish or cache write failed and no
+ *   publish has succeeded since): what is left was never acknowledged, so no bookmark passed it and the
+ *   next leader re-derives it.
  * - Cache writes: a volume's or claim's event a controller may have written back itself comes `unwritten`
  *   (reflector.ts). The review before sending finds it tagged by the write-back (no write), superseded
- *   (dropped) or not there; the publisher writes what is not there with `write` just before sending it,
- *   retrying until the cache answers, so every event is in the cache before its message goes out, as with
- *   the reflector's own writes.
+ *   (dropped), its object gone (sent, nothing to write) or not there; the publisher writes what is not
+ *   there with `write` just before sending it, retrying until the cache answers (the batch waits, as for a
+ *   failed publish), so each version is in the cache before its message goes out, as with the reflector's
+ *   own writes, except one whose object is gone and one too large to cache.
  * - Progress: items may carry a progress marker (kind, resourceVersion). Items leave the queue in queue
  *   order, once they and everything before them are published; `onProgress` is then called with their
  *   markers (the forwarder saves its bookmark there), so a bookmark never runs ahead of what the topic
  *   accepted. Markers are reported beside the publish loop, one call at a time, consecutive markers of a
  *   kind coalesced: a bookmark write never holds up the next batch. Plain bookmarks are reported
- *   `progressIntervalMs` after the first of them not yet reported (a crash replays at most that much; the
- *   cache refuses the older versions and the FIFO deduplication drops the replays); a completed LIST,
+ *   `progressIntervalMs` after the first of them not yet reported (a crash replays at most that much: the
+ *   cache refuses the older versions or the review drops them, one still cached at its version is held
+ *   once more for its writer's tag, and the FIFO deduplication drops the replays); a completed LIST,
  *   flush() and stop() report at once.
  *
  * @example
@@ -88,10 +91,10 @@ export interface PublisherOptions {
    * for its writer's tag, ms (default 0: sent at once, written first if unwritten). Stretched by twice the
    * recent time the review's reads of unwritten events took, up to {@link HOLD_STRETCH_LIMIT} times this:
    * a write-back is a DynamoDB write sent when the writer's API response arrives, about when the watch
-   * event does, so it lands about one DynamoDB round trip after the look, later on a loaded table. The review looks again every {@link ownWriteLookMs}
-   * meanwhile; the event goes out tagged as soon as a controller's write-back tags it, untagged when the
-   * time is up (a user's write) or a newer version is cached tagged. Its group waits with it; other groups
-   * do not. The events of one group share one window, which newer versions seen meanwhile extend (see
+   * event does, so it lands about one DynamoDB round trip after the look, later on a loaded table. The
+   * review looks again every {@link ownWriteLookMs} meanwhile; the event goes out tagged as soon as a
+   * controller's write-back tags it, untagged (written first) when the time is up (a user's write), and is
+   * dropped when a newer version is cached first. Its group waits with it; other groups do not. The events of one group share one window, which newer versions seen meanwhile extend (see
    * GroupState).
    */
   ownWriteHoldMs?: number;
@@ -101,8 +104,8 @@ export interface PublisherOptions {
   maxHeld?: number;
   /**
    * Writes an `unwritten` event's object to the cache (a conditional put: `stale` drops the event unless
-   * the object's tombstone refused it, `unchanged` with a writer tags it). Required to enqueue unwritten items. A failure is retried with the
-   * publish's backoff (`retryInitialMs`, `retryMaxMs`), its group waiting meanwhile.
+   * its object is gone, `unchanged` with a writer tags it). Required to enqueue unwritten items. A failure
+   * is retried with the publish's backoff (`retryInitialMs`, `retryMaxMs`), its batch waiting meanwhile.
    */
   write?: (event: ClusterEvent) => Promise<CachePutOutcome>;
   /** Called for each failed cache write before it is retried. */
@@ -205,9 +208,9 @@ export class EventPublisher {
   #wakeReporter: (() => void) | undefined;
   /** discard() was called: nothing retired afterwards may move a bookmark (items before it were dropped). */
   #discarded = false;
-  /** The last publish attempt failed and none has succeeded since. */
+  /** A publish attempt or cache write failed and no publish has succeeded since. */
   #failing = false;
-  /** Set by stop(): called when a publish attempt fails, ending a shutdown flush. */
+  /** Set by stop(): called when a publish attempt or cache write fails, ending a shutdown flush. */
   #onFailure: (() => void) | undefined;
   /** How long the review's reads of unwritten events took lately, ms (a moving average from the first). */
   #reviewRtt: number | undefined;
@@ -226,7 +229,7 @@ export class EventPublisher {
     this.#loop ??= this.#run();
   }
 
-  /** True while the topic is failing (the last publish attempt failed and none succeeded since). */
+  /** True while publishing is failing (a publish attempt or cache write failed and no publish succeeded since). */
   get failing(): boolean {
     return this.#failing;
   }
@@ -557,6 +560,16 @@ export class EventPublisher {
       if (this.#discarded) break;
       const reviewed = await this.#review(waiting);
       if (this.#discarded) break;
+      // Dropped by the look (a newer version cached first): done now, its group free for that version.
+      const kept = new Set(reviewed.map((r) => r.slot));
+      const dropped = waiting.filter((slot) => !kept.has(slot));
+      if (dropped.length > 0) {
+        for (const slot of dropped) {
+          this.#options.metrics.held.inc({ kind: slot.item.event!.kind, outcome: 'superseded' });
+          sent.add(slot);
+        }
+        finish(dropped);
+      }
       const settled = reviewed.filter((r) => !r.untagged).map((r) => r.slot);
       for (const slot of settled) this.#options.metrics.held.inc({ kind: slot.item.event!.kind, outcome: slot.item.event!.writer ? 'tagged' : 'superseded' });
       send(settled);
@@ -629,24 +642,28 @@ export class EventPublisher {
         const { unwritten: _done, ...rest } = item;
         const event = item.event!;
         let delay = this.#options.retryInitialMs ?? 100;
-        while (!signal.aborted) {
+        // A replica that lost its lease writes nothing more (its successor re-derives these).
+        while (!signal.aborted && !this.#discarded) {
           try {
             const outcome = await write(event);
-            this.#options.metrics.cacheWrites.inc({ kind: event.kind, outcome: outcome.deleted ? 'deleted' : outcome.result });
-            // Refused by the object's tombstone: sent as the watch saw it (its DELETED follows); by a newer
-            // version: dropped, as the reflector drops a stale event (that version's event is published).
-            if (outcome.deleted) return rest;
+            this.#options.metrics.cacheWrites.inc({ kind: event.kind, outcome: outcome.gone ? 'gone' : outcome.result });
+            // Refused by the object's tombstone or a new object of its name: sent as the watch saw it (its
+            // DELETED follows); by a newer version: dropped, as the reflector drops a stale event (that
+            // version's event is published).
+            if (outcome.gone) return rest;
             if (outcome.result === 'stale') return undefined;
             return outcome.writer ? { ...rest, event: { ...event, writer: outcome.writer } } : rest;
           } catch (err) {
             if (signal.aborted) break;
             this.#options.metrics.cacheWrites.inc({ kind: event.kind, outcome: 'failed' });
             this.#options.onWriteError?.(err, event);
+            this.#failing = true;
+            this.#onFailure?.();
             await sleep(delay / 2 + Math.random() * (delay / 2), signal);
             delay = Math.min(delay * 2, this.#options.retryMaxMs ?? 5000);
           }
         }
-        return undefined; // stopped: neither written nor sent, and no bookmark passes it
+        return undefined; // stopped or discarded: neither written nor sent, and no bookmark passes it
       }),
     );
     return written.filter((item): item is PublishItem => item !== undefined);

@@ -12,9 +12,11 @@
  *   wrote an object twice in one sync writes back only the second), tagged by a writer → the event goes out
  *   tagged (`own-write`), and the forwarder writes nothing: the write-back wrote it;
  * - a newer version is cached that does not name it → dropped, as the forwarder's own refused write would
- *   have dropped it: the newer version's event is (or was) published; but a newer tombstone → sent as it
- *   is, unwritten (the object is gone; a write would change nothing);
- * - this very version is cached untagged (a relist wrote it) → written already; held like the next;
+ *   have dropped it: the newer version's event is (or was) published; but when the object is gone (a newer
+ *   tombstone, or a newer object of the same name: another uid) → sent as it is, unwritten (a write would
+ *   change nothing, and its subscribers still see the object's last versions before its DELETED);
+ * - this very version is cached untagged (a previous leader wrote it, and the watch replays it) → written
+ *   already; held like the next;
  * - anything else (no entry, an older one, an expired tombstone) → still `unwritten`, and a MODIFIED event
  *   `untagged`: a user's write, or a controller's whose write-back has not landed yet. The publisher holds
  *   it (its group waits, others do not) and looks again until the tag appears or its `ownWriteHoldMs` is
@@ -90,7 +92,7 @@ const terminating = (event: ClusterEvent): boolean => Boolean((event.object as {
 /** See the module comment. */
 export function createEventReview(options: EventReviewOptions): EventReview {
   return async (events, unwritten = new Set()) => {
-    const candidates = events.filter((event, index) => reviewable(event) || unwritten.has(index));
+    const candidates = events.filter(reviewable);
     if (candidates.length === 0) return events.map((event, index) => (unwritten.has(index) ? { event, unwritten: true } : { event }));
     const keys = new Map<string, { pk: string; sk: string }>();
     for (const event of candidates) {
@@ -99,8 +101,8 @@ export function createEventReview(options: EventReviewOptions): EventReview {
     }
     const { items } = await batchGetItems(options.doc, options.table, [...keys.values()], {
       consistentRead: true,
-      projection: 'pk, sk, #rv, #writer, #writerRvs, #deleted, #expiresAt',
-      names: { '#rv': 'rv', '#writer': 'writer', '#writerRvs': 'writerRvs', '#deleted': 'deleted', '#expiresAt': 'expiresAt' },
+      projection: 'pk, sk, #rv, #uid, #writer, #writerRvs, #deleted, #expiresAt',
+      names: { '#rv': 'rv', '#uid': 'uid', '#writer': 'writer', '#writerRvs': 'writerRvs', '#deleted': 'deleted', '#expiresAt': 'expiresAt' },
     });
     const entries = new Map(items.map((item) => [`${item.pk}\u0000${item.sk}`, item]));
     const nowSeconds = Math.floor((options.now?.() ?? Date.now()) / 1000);
@@ -119,12 +121,13 @@ export function createEventReview(options: EventReviewOptions): EventReview {
       if (toWrite) {
         const expired = entry?.deleted === true && typeof entry.expiresAt === 'number' && entry.expiresAt < nowSeconds;
         const cached = entry && !expired ? Number(entry.rv) : NaN;
-        if (cached >= rv && entry!.deleted === true) return { event };
+        const gone = entry?.deleted === true || (typeof entry?.uid === 'string' && entry.uid !== '' && event.uid !== '' && entry.uid !== event.uid);
+        if (cached >= rv && gone) return { event };
         if (cached > rv) {
           options.onOutcome?.(event, 'superseded');
           return undefined;
         }
-        // This very version cached untagged (a relist wrote it): written, and its writer's tag may still come.
+        // This very version cached untagged (a previous leader wrote it): written; its writer's tag may still come.
         if (cached === rv) return holdable ? { event, untagged: true } : { event };
         return holdable ? { event, untagged: true, unwritten: true } : { event, unwritten: true };
       }

@@ -110,8 +110,11 @@ function registeredThrough(doc: DocumentClient): Map<string, Promise<void>> {
 export interface CachePutOutcome {
   result: CacheWriteResult;
   writer?: string;
-  /** `stale` because the object's tombstone is newer (it was deleted since this version); classified writes only. */
-  deleted?: true;
+  /**
+   * `stale` because the object of this version is gone: its tombstone is newer, or a newer object of the
+   * same name (another uid) is cached. Classified writes only.
+   */
+  gone?: true;
 }
 
 export interface ObjectCacheOptions {
@@ -544,14 +547,19 @@ export class ObjectCache {
       if (!classify) return { result: 'stale' };
       // DynamoDB hands back the entry that won (in wire form: the document client does not convert errors).
       const won = (err as { Item?: Record<string, { N?: string; S?: string; BOOL?: boolean }> }).Item;
-      if (won?.rv?.N !== undefined) return classified(Number(won.rv.N), won.writer?.S, won.deleted?.BOOL === true);
+      if (won?.rv?.N !== undefined) return classified(Number(won.rv.N), won.writer?.S, won.deleted?.BOOL === true || isOther(won.uid?.S));
     }
     // No entry with the refusal (an endpoint without ReturnValuesOnConditionCheckFailure): read what won.
     const current = await this.#doc.send(new GetCommand({ TableName: this.table, Key: { pk, sk: key }, ConsistentRead: true }));
-    return classified(Number(current.Item?.rv), current.Item?.writer, current.Item?.deleted === true);
+    return classified(Number(current.Item?.rv), current.Item?.writer, current.Item?.deleted === true || isOther(current.Item?.uid));
 
-    function classified(wonRv: number, writer: unknown, deleted: boolean): CachePutOutcome {
-      if (wonRv !== rv) return deleted ? { result: 'stale', deleted: true } : { result: 'stale' };
+    /** The entry that won is another object of the same name (both uids known). */
+    function isOther(wonUid: unknown): boolean {
+      const uid = attributes.uid;
+      return typeof wonUid === 'string' && wonUid !== '' && typeof uid === 'string' && uid !== '' && wonUid !== uid;
+    }
+    function classified(wonRv: number, writer: unknown, gone: boolean): CachePutOutcome {
+      if (wonRv !== rv) return gone ? { result: 'stale', gone: true } : { result: 'stale' };
       return typeof writer === 'string' && writer ? { result: 'unchanged', writer } : { result: 'unchanged' };
     }
   }

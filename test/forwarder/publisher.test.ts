@@ -597,15 +597,16 @@ describe('EventPublisher against fauxqs', () => {
       assert.deepEqual(fast.sent, [{ id: 'quick@1000', writer: undefined }]);
       assert.deepEqual(fast.state.writes, ['quick@1000']);
 
-      // A slow table: each read takes 60 ms; the write-back lands well past the configured 100 ms.
-      const slow = publisherWith(60);
+      // A slow table: each read takes 100 ms; the write-back lands well past the configured 100 ms.
+      const slow = publisherWith(100);
       try {
         const started = Date.now();
         await slow.publisher.enqueue({ event: pv('slow', 1001), unwritten: true });
         await wait(() => slow.publisher.holdMs > holdMs, 'the first look answered');
-        assert.ok(slow.publisher.holdMs >= 2 * holdMs, `stretched by twice its 60 ms (${slow.publisher.holdMs} ms)`);
-        // The first look ends ~60 ms in and opens the window: past its configured 100 ms, and more.
-        await wait(() => Date.now() >= started + 60 + holdMs + 30, 'past the configured hold');
+        assert.ok(slow.publisher.holdMs >= 2.8 * holdMs, `stretched by twice its 100 ms, about to the limit (${slow.publisher.holdMs} ms)`);
+        // The first look ends ~100 ms in and opens the window. Unstretched, it would end ~100 ms later and
+        // the event go out untagged at the next look's end (~210 ms in); stretched, it ends ~400 ms in.
+        await wait(() => Date.now() >= started + 100 + holdMs + 80, 'past the configured hold');
         assert.deepEqual(slow.sent, [], 'still held');
         slow.state.tag = 'binder';
         await slow.publisher.flush();
@@ -688,17 +689,21 @@ describe('EventPublisher against fauxqs', () => {
     };
 
     it('the table: tagged by its write-back (not written), written (then sent), superseded (dropped), deleted since (sent, not written)', async () => {
+      // The superseded one last: its bookmark must still move.
       const cases = {
         writtenBack: volume('u-back', 10),
         notThere: volume('u-new', 20),
-        superseded: volume('u-old', 30),
         deletedSince: volume('u-gone', 40),
+        recreatedSince: volume('u-again', 50),
+        superseded: volume('u-old', 60),
       };
       await cache.put('c1', 'PersistentVolume', objectOf(cases.writtenBack), { writer: 'binder' });
       await cache.put('c1', 'PersistentVolume', objectOf(volume('u-new', 19)));
-      await cache.put('c1', 'PersistentVolume', objectOf(volume('u-old', 31)), { writer: 'provisioner' });
+      await cache.put('c1', 'PersistentVolume', objectOf(volume('u-old', 61)), { writer: 'provisioner' });
       await cache.put('c1', 'PersistentVolume', objectOf(volume('u-gone', 39)));
       await cache.remove('c1', 'PersistentVolume', objectOf(volume('u-gone', 39)), 41);
+      const again = objectOf(volume('u-again', 52));
+      await cache.put('c1', 'PersistentVolume', { ...again, metadata: { ...again.metadata, uid: 'uid-u-again-2' } });
       const progress: Progress[] = [];
       const { publisher, sent, stop, counted } = start({ progress });
       for (const e of Object.values(cases)) await publisher.enqueue({ event: e, unwritten: true, progress: { kind: 'PersistentVolume', rv: e.resourceVersion } });
@@ -706,18 +711,20 @@ describe('EventPublisher against fauxqs', () => {
       assert.deepEqual(
         [...sent].sort((a, b) => a.id.localeCompare(b.id)),
         [
+          { id: 'u-again@50', writer: undefined, cachedRv: 52 },
           { id: 'u-back@10', writer: 'binder', cachedRv: 10 },
           { id: 'u-gone@40', writer: undefined, cachedRv: 41 },
           { id: 'u-new@20', writer: undefined, cachedRv: 20 },
         ],
-        'each sent with the cache holding it (or its tombstone); the superseded version not at all',
+        'each sent with the cache holding it (or its object’s successor); the superseded version not at all',
       );
       const gone = await cache.get('c1', 'PersistentVolume', 'u-gone');
       assert.deepEqual([gone?.rv, gone?.deleted], [41, true], 'the tombstone stays');
-      assert.equal((await cache.get('c1', 'PersistentVolume', 'u-old'))?.rv, 31, 'the newer version stays');
+      assert.equal((await cache.get('c1', 'PersistentVolume', 'u-old'))?.rv, 61, 'the newer version stays');
+      assert.equal((await cache.get('c1', 'PersistentVolume', 'u-again'))?.uid, 'uid-u-again-2', 'the new object stays');
       assert.deepEqual(await counted('cacheWrites'), { written: 1 }, 'only the version no write-back had was written');
       assert.deepEqual(await counted('reviewed'), { 'own-write': 1, superseded: 1 });
-      assert.equal(progress.at(-1)?.rv, '40', 'the dropped event moved the bookmark on like the others');
+      assert.equal(progress.at(-1)?.rv, '60', 'the dropped event moved the bookmark on like the others');
     });
 
     it('a MODIFIED event held for its write-back is sent tagged and never written; one whose hold runs out is written, then sent untagged', async () => {
@@ -777,6 +784,54 @@ describe('EventPublisher against fauxqs', () => {
       await second.stop();
       assert.deepEqual(second.sent, [{ id: 'f-late@90', writer: 'binder', cachedRv: 90 }]);
       assert.deepEqual(await second.counted('cacheWrites'), { unchanged: 1 });
+    });
+
+    it('a failed review still writes before sending; a write refused by a new object of the name sends the old one’s version', async () => {
+      const sns = new SNSClient({ endpoint: messaging.endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+      const sent: string[] = [];
+      sns.middlewareStack.add(
+        (next) => async (args: any) => {
+          for (const e of args.input.PublishBatchRequestEntries) sent.push(`${JSON.parse(e.Message).key}@${JSON.parse(e.Message).resourceVersion}`);
+          return next(args);
+        },
+        { step: 'initialize', name: 'recordEntries' },
+      );
+      const metrics = new ForwarderMetrics();
+      let reviews = 0;
+      const publisher = new EventPublisher({
+        sns,
+        topicArn: messaging.topicArn,
+        metrics,
+        // The first review fails (its events go out as they are: written first); later ones read the cache.
+        review: async (events, unwritten) => {
+          if (reviews++ === 0) throw new Error('ProvisionedThroughputExceededException');
+          return createEventReview({ doc: db.doc, table: db.tables.cache })(events, unwritten);
+        },
+        write: async (e) => {
+          if (e.key === 'r-again') {
+            // Deleted and created again between the look and the write: the new object is cached first.
+            const next = objectOf(volume('r-again', 112));
+            await cache.put('c1', 'PersistentVolume', { ...next, metadata: { ...next.metadata, uid: 'uid-r-again-2' } });
+          }
+          return cache.putDetailed(e.cluster, e.kind, objectOf(e));
+        },
+        retryInitialMs: 5,
+      });
+      publisher.start();
+      try {
+        await publisher.enqueue({ event: volume('r-failed', 100), unwritten: true });
+        await publisher.flush();
+        await publisher.enqueue({ event: volume('r-again', 110), unwritten: true });
+        await publisher.flush();
+      } finally {
+        await publisher.stop();
+        sns.destroy();
+      }
+      assert.deepEqual(sent, ['r-failed@100', 'r-again@110']);
+      assert.equal((await cache.get('c1', 'PersistentVolume', 'r-failed'))?.rv, 100, 'written although the review failed');
+      assert.equal((await cache.get('c1', 'PersistentVolume', 'r-again'))?.uid, 'uid-r-again-2', 'the new object stays');
+      const writes = Object.fromEntries((await metrics.cacheWrites.get()).values.filter((v) => v.value > 0).map((v) => [String(v.labels.outcome), v.value]));
+      assert.deepEqual(writes, { written: 1, gone: 1 });
     });
 
     it('refuses an unwritten event without a write to make', async () => {

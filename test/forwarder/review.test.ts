@@ -91,6 +91,8 @@ describe('forwarder review: retag own writes that lost the race', () => {
     await cache.put('c1', 'PersistentVolume', pv('u-relisted', 160));
     await cache.put('c1', 'PersistentVolume', pv('u-gone', 170));
     await cache.remove('c1', 'PersistentVolume', pv('u-gone', 170), 172);
+    // Deleted and created again under its name: the new object (another uid) is cached.
+    await cache.put('c1', 'PersistentVolume', { ...pv('u-recreated', 176), metadata: { name: 'u-recreated', uid: 'uid-new', resourceVersion: '176' } });
     // A tombstone written an hour ago with a minute to live: expired, as if absent.
     await tombstoned.put('c1', 'PersistentVolume', pv('u-expired', 180));
     await tombstoned.remove('c1', 'PersistentVolume', pv('u-expired', 180), 182);
@@ -108,6 +110,7 @@ describe('forwarder review: retag own writes that lost the race', () => {
       { name: 'a newer version cached untagged: dropped (superseded)', in: event('PersistentVolume', 'u-newer-untagged', 150), out: undefined },
       { name: 'this very version cached untagged (a relist): written, held for its writer', in: event('PersistentVolume', 'u-relisted', 160), out: { event: event('PersistentVolume', 'u-relisted', 160), untagged: true } },
       { name: 'a newer tombstone: sent as it is, nothing to write', in: event('PersistentVolume', 'u-gone', 171), out: { event: event('PersistentVolume', 'u-gone', 171) } },
+      { name: 'a newer object of its name (another uid): sent as it is, nothing to write', in: event('PersistentVolume', 'u-recreated', 174), out: { event: event('PersistentVolume', 'u-recreated', 174) } },
       { name: 'an expired tombstone: as if absent', in: event('PersistentVolume', 'u-expired', 181), out: { event: event('PersistentVolume', 'u-expired', 181), untagged: true, unwritten: true } },
       { name: 'a kind no controller writes back, unwritten: left to the write', in: event('Node', 'u-node', 190), out: { event: event('Node', 'u-node', 190), unwritten: true } },
       { name: 'a written event beside them: answered as before', in: event('PersistentVolume', 'u-mine', 110), out: { event: event('PersistentVolume', 'u-mine', 110, { writer: 'binder' }) } },
