@@ -15,9 +15,10 @@
  *
  * With `deferWrites`, an event a controller may have written back itself (a volume's or claim's MODIFIED,
  * a volume's ADDED: review.ts `mayBeWrittenBack`) is queued unwritten instead: its controller's write-back
- * and the watch race, and the write-back usually wins on AWS, so the publisher's last look finds it there
- * and nothing is written twice; what the look does not find, the publisher writes before sending it
- * (publisher.ts). The cache then holds each version by the time its message goes out, as before.
+ * and the watch race, the publisher's last look (after the own-write hold, when needed) finds most such
+ * versions written back, and nothing is written twice; what the look does not find, the publisher writes
+ * before sending it (publisher.ts). The cache then holds each version by the time its message goes out,
+ * as before, unless its object is gone by then (deleted, or deleted and created again).
  *
  * Cache writes of different objects overlap (a window of `writeConcurrency`), enqueues keep watch order,
  * and the resume point only passes enqueued events. After a failed write the watch restarts from the first
