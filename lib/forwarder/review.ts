@@ -12,7 +12,9 @@
  *   wrote an object twice in one sync writes back only the second), tagged by a writer → the event goes out
  *   tagged (`own-write`), and the forwarder writes nothing: the write-back wrote it;
  * - a newer version is cached that does not name it → dropped, as the forwarder's own refused write would
- *   have dropped it: the newer version's event is (or was) published; but when the object is gone (a newer
+ *   have dropped it: the newer version's event is (or was) published. Its writer, when it is a controller's
+ *   write-back, saw this one: every controller write is conditional on the resourceVersion it replaces (a
+ *   write-back of an unconditional write would break this). But when the object is gone (a newer
  *   tombstone, or a newer object of the same name: another uid) → sent as it is, unwritten (a write would
  *   change nothing, and its subscribers still see the object's last versions before its DELETED);
  * - this very version is cached untagged (a previous leader wrote it, and the watch replays it) → written
