@@ -14,7 +14,7 @@ import { hostname } from 'node:os';
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { SNSClient } from '@aws-sdk/client-sns';
-import { ObjectCache, ObjectTooLargeError, type CacheableObject, type CachePutOutcome } from '../state/cache.ts';
+import { ObjectCache, type CacheableObject, type CachePutOutcome } from '../state/cache.ts';
 import { indexAttributes } from '../kube/cache-index.ts';
 import { SOURCE_INDEXED_KIND } from '../state/indexes.ts';
 import { DEFAULT_BOOKMARK_INTERVAL_MS, DEFAULT_OWN_WRITE_HOLD_MS } from './config.ts';
@@ -29,7 +29,7 @@ import { Heartbeat, type MetricsSink } from './heartbeat.ts';
 import { LeaderElector, type LeaderElectionConfig } from './leader-election.ts';
 import { ForwarderMetrics } from './metrics.ts';
 import { EventPublisher, type Progress } from './publisher.ts';
-import { Reflector } from './reflector.ts';
+import { Reflector, writeUnlessTooLarge } from './reflector.ts';
 import { startHealthServer } from './server.ts';
 
 export interface ForwarderOptions {
@@ -135,16 +135,9 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
         });
   // An event the reflector left unwritten (a controller may have written it back), written just before it
   // is sent when no write-back had; an object too large to cache is published without caching, as the
-  // reflector's own writes do.
-  const write = async (event: ClusterEvent): Promise<CachePutOutcome> => {
-    try {
-      return await cache.putDetailed(event.cluster, event.kind, event.object as CacheableObject);
-    } catch (err) {
-      if (!(err instanceof ObjectTooLargeError)) throw err;
-      logger.error('object too large to cache; published without caching', { kind: event.kind, key: event.key, bytes: err.bytes });
-      return { result: 'written' };
-    }
-  };
+  // reflector's own writes are.
+  const write = (event: ClusterEvent): Promise<CachePutOutcome> =>
+    writeUnlessTooLarge(() => cache.putDetailed(event.cluster, event.kind, event.object as CacheableObject), { result: 'written' }, logger, event.kind, event.key);
   const review = createEventReview({
     doc: options.doc,
     table: options.tables.cache,

@@ -74,6 +74,21 @@ export interface ReflectorOptions {
   deferWrites?: boolean;
 }
 
+/**
+ * A cache write; an object too large to cache must not wedge a watch, a relist or the publisher: it is
+ * answered `written` (so the change is published — the message omits oversized objects — and controllers
+ * read the API), and logged.
+ */
+export async function writeUnlessTooLarge<T>(write: () => Promise<T>, written: T, logger: Logger, kind: string, key: string): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    if (!(err instanceof ObjectTooLargeError)) throw err;
+    logger.error('object too large to cache; published without caching', { kind, key, bytes: err.bytes });
+    return written;
+  }
+}
+
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
     if (signal.aborted) return resolve();
@@ -306,19 +321,9 @@ export class Reflector {
     return { event: writer ? { ...event, writer } : event, progress, seenAt: Date.now() };
   }
 
-  /**
-   * A cache write; an object too large to cache must not wedge the kind's watch or relist: it is reported
-   * as written (so the change is published — the message omits oversized objects — and controllers
-   * read the API).
-   */
-  async #write(write: () => Promise<CacheWriteResult>, object: KubeObjectJson): Promise<CacheWriteResult> {
-    try {
-      return await write();
-    } catch (err) {
-      if (!(err instanceof ObjectTooLargeError)) throw err;
-      this.#o.logger.error('object too large to cache; published without caching', { kind: this.kind, key: cacheKey(object), bytes: err.bytes });
-      return 'written';
-    }
+  /** A cache write of `object` ({@link writeUnlessTooLarge}). */
+  #write(write: () => Promise<CacheWriteResult>, object: KubeObjectJson): Promise<CacheWriteResult> {
+    return writeUnlessTooLarge(write, 'written', this.#o.logger, this.kind, cacheKey(object));
   }
 
   #event(type: ClusterEventType, object: KubeObjectJson, rv: string): ClusterEvent {
