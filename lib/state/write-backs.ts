@@ -9,6 +9,9 @@
  * API server) the first is written back on its own after `deferMs`, as if there were no second write,
  * and the second still names it. While the container's recent second writes came later than `deferMs`
  * (a {@link WriteGaps} average), a first version is written back at once instead of waiting in vain.
+ * `deferMs` grows with the write-backs' recent round trip as the forwarder's hold does with its reads'
+ * ({@link writeBackDeferMs}): a busy table slows both, and a fixed wait would then give up on second
+ * writes that still come in time for the hold.
  *
  * A write-back never fails the sync: a failure costs the writer a message of its own write (its event then
  * goes out untagged), and is reported to `onError`.
@@ -22,24 +25,48 @@
 import { cacheKey, type CacheableObject } from './cache.ts';
 
 /**
- * How long a version waits for a later write of the same object before it is written back alone, ms. Well
- * inside the forwarder's 100 ms hold (which a newer version seen meanwhile extends). Measured in the
- * provisioner bench's burst (two cores, all on one machine): at 25 ms 64–95 % of the binder's first claim
- * versions were written back alone (the second write came later), at 60 ms 18 %, with no more own writes
- * delivered untagged.
+ * How long a version waits for a later write of the same object before it is written back alone, ms, while
+ * the table answers at once. Well inside the forwarder's 100 ms hold. Measured in the provisioner bench's
+ * burst (two cores, all on one machine): at 25 ms 64–95 % of the binder's first claim versions were
+ * written back alone (the second write came later), at 60 ms 18 %, with no more own writes delivered
+ * untagged.
  */
 export const DEFAULT_WRITE_BACK_DEFER_MS = 60;
+
+/**
+ * The longest the forwarder holds an untagged version for its writer's tag, ms, at its default hold
+ * (lib/forwarder/publisher.ts: `ownWriteHoldMs` 100 ms stretched by twice the table's round trip, at most
+ * `HOLD_STRETCH_LIMIT` = 3 times). A first version is worth writing back alone only if that lands before
+ * the forwarder's hold ends.
+ */
+export const FORWARDER_HOLD_LIMIT_MS = 300;
+
+/**
+ * How long a first version waits for the later write, given the table's recent round trip: the forwarder's
+ * hold grows by twice that round trip and the later version's write-back takes one, so the wait grows by
+ * twice it too, and stays one round trip short of the hold's limit. Under load (a busy table, a slow API
+ * server) the versions of one bind then still cost one write-back instead of two.
+ */
+export function writeBackDeferMs(rttMs: number, baseMs = DEFAULT_WRITE_BACK_DEFER_MS): number {
+  return Math.max(baseMs, Math.min(baseMs + 2 * rttMs, FORWARDER_HOLD_LIMIT_MS - rttMs));
+}
 
 export type WriteBack = (kind: string, object: CacheableObject, earlier: string[]) => Promise<unknown>;
 
 /**
- * How long a sync's next write of an object came after the previous one's answer, ms: an exponentially
- * weighted average over the container's syncs (weight 0.2 for the newest).
+ * How long a sync's next write of an object came after the previous one's answer, and how long a
+ * write-back took, ms: exponentially weighted averages over the container's syncs (weight 0.2 for the
+ * newest).
  */
 export class WriteGaps {
   average = 0;
+  /** The write-backs' round trip. */
+  rtt = 0;
   observe(gapMs: number): void {
     this.average += 0.2 * (gapMs - this.average);
+  }
+  observeRtt(ms: number): void {
+    this.rtt += 0.2 * (ms - this.rtt);
   }
 }
 
@@ -60,7 +87,8 @@ interface Deferred {
 
 export class WriteBacks {
   readonly #put: WriteBack;
-  readonly #deferMs: number;
+  /** Fixed by the caller; else {@link writeBackDeferMs} of the container's recent round trip. */
+  readonly #fixedDeferMs: number | undefined;
   readonly #onError: (error: unknown, kind: string, object: CacheableObject) => void;
   readonly #deferred = new Map<string, Deferred>();
   readonly #gaps: WriteGaps;
@@ -74,23 +102,29 @@ export class WriteBacks {
     options: { deferMs?: number; onError?: (error: unknown, kind: string, object: CacheableObject) => void; gaps?: WriteGaps; now?: () => number } = {},
   ) {
     this.#put = put;
-    this.#deferMs = options.deferMs ?? DEFAULT_WRITE_BACK_DEFER_MS;
+    this.#fixedDeferMs = options.deferMs;
     this.#onError = options.onError ?? (() => {});
     this.#gaps = options.gaps ?? containerGaps;
     this.#now = options.now ?? Date.now;
   }
 
+  /** How long a first version waits for its later write now, ms. */
+  get deferMs(): number {
+    return this.#fixedDeferMs ?? writeBackDeferMs(this.#gaps.rtt);
+  }
+
   /**
    * `object` is what a write of `kind` returned. `more`: this sync writes the same object again later (its
-   * write-back then waits for that one, at most `deferMs`).
+   * write-back then waits for that one, at most {@link deferMs}).
    */
   async wrote(kind: string, object: CacheableObject, options: { more: boolean }): Promise<void> {
     const id = `${kind}/${cacheKey(object)}`;
     const now = this.#now();
+    const deferMs = this.deferMs;
     const previous = this.#deferred.get(id);
     if (previous?.timer) clearTimeout(previous.timer);
     // Clamped: one outlier (a throttled call) must not stop the waiting for long.
-    if (previous) this.#gaps.observe(Math.min(now - previous.at, 4 * this.#deferMs));
+    if (previous) this.#gaps.observe(Math.min(now - previous.at, 4 * deferMs));
     const earlier = previous ? [...previous.earlier, String(previous.object.metadata?.resourceVersion ?? '0')] : [];
     if (!options.more) {
       this.#deferred.delete(id);
@@ -99,7 +133,7 @@ export class WriteBacks {
     }
     const entry: Deferred = { kind, object, earlier, sent: false, at: now };
     this.#deferred.set(id, entry);
-    if (this.#gaps.average > this.#deferMs) {
+    if (this.#gaps.average > deferMs) {
       // The next write is not expected in time: written back now, beside it (and named again by it).
       entry.sent = true;
       this.#track(this.#send(kind, object, earlier));
@@ -109,7 +143,7 @@ export class WriteBacks {
       entry.timer = undefined;
       entry.sent = true;
       this.#track(this.#send(kind, object, earlier));
-    }, this.#deferMs);
+    }, deferMs);
   }
 
   /**
@@ -132,8 +166,10 @@ export class WriteBacks {
 
   async #send(kind: string, object: CacheableObject, earlier: string[]): Promise<void> {
     this.sent++;
+    const started = this.#now();
     try {
       await this.#put(kind, object, earlier);
+      this.#gaps.observeRtt(this.#now() - started);
     } catch (error) {
       this.#onError(error, kind, object);
     }

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { WriteBacks, WriteGaps } from '../../../lib/state/write-backs.ts';
+import { DEFAULT_WRITE_BACK_DEFER_MS, FORWARDER_HOLD_LIMIT_MS, WriteBacks, writeBackDeferMs, WriteGaps } from '../../../lib/state/write-backs.ts';
 
 const claim = (rv: number, name = 'data') => ({ metadata: { name, namespace: 'app', resourceVersion: String(rv) } });
 const volume = (rv: number, name = 'pv-1') => ({ metadata: { name, resourceVersion: String(rv) } });
@@ -90,6 +90,48 @@ describe('WriteBacks', () => {
     await backs.wrote('PersistentVolume', volume(83, 'pv-2'), { more: true });
     assert.deepEqual(puts, ['82'], 'pv-2 waits for its next write');
     await backs.settle();
+  });
+
+  test('the wait grows with the table\'s round trip, as the forwarder\'s hold does, and stays one round trip inside its limit', () => {
+    const table: Array<[rttMs: number, waitMs: number]> = [
+      [0, DEFAULT_WRITE_BACK_DEFER_MS], // an idle table: the fixed wait
+      [20, 100], // + twice the round trip
+      [80, 220],
+      [100, FORWARDER_HOLD_LIMIT_MS - 100], // the later write-back (one round trip) must land inside the hold
+      [200, 100],
+      [250, DEFAULT_WRITE_BACK_DEFER_MS], // never below the fixed wait
+    ];
+    for (const [rtt, wait] of table) assert.equal(writeBackDeferMs(rtt), wait, `round trip ${rtt} ms`);
+  });
+
+  test('second writes 120 ms apart: written back at once while the table answers quickly, one write-back while it is busy', async () => {
+    let clock = 0;
+    const run = async (putMs: number) => {
+      const gaps = new WriteGaps();
+      const puts: string[] = [];
+      const backs = new WriteBacks(
+        async (kind, object, earlier) => {
+          clock += putMs; // the table's round trip, as the container measures it
+          puts.push(`${object.metadata?.resourceVersion}${earlier.length ? ` earlier ${earlier.join(',')}` : ''}`);
+        },
+        { gaps, now: () => clock },
+      );
+      // Ten binds' volumes, each written twice 120 ms apart (a busy API server).
+      for (let i = 0; i < 10; i++) {
+        await backs.wrote('PersistentVolume', volume(100 + 2 * i, `pv-${i}`), { more: true });
+        clock += 120;
+        await backs.wrote('PersistentVolume', volume(101 + 2 * i, `pv-${i}`), { more: false });
+      }
+      await backs.settle();
+      return { puts, gaps, deferMs: backs.deferMs };
+    };
+    const quick = await run(1);
+    assert.ok(quick.deferMs < 120, `an idle table: waits ${quick.deferMs} ms`);
+    assert.ok(quick.puts.length > 10, `a second write later than the wait: first versions written back at once (${quick.puts.length} write-backs for 20 writes)`);
+    const busy = await run(50);
+    assert.ok(busy.deferMs > 120, `a busy table: waits ${busy.deferMs} ms`);
+    assert.equal(busy.puts.length, 10, `one write-back per volume: ${busy.puts.join(' | ')}`);
+    assert.ok(busy.puts.every((put) => / earlier /.test(put)), 'each naming its first version');
   });
 
   test('a later write that failed (or never came): settle writes back the version that waited for it', async () => {
