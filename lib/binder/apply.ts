@@ -12,6 +12,7 @@
  * });
  * if (outcome.error) throw outcome.error;
  */
+import { clone } from './helpers.ts';
 import type { BinderEnqueue, BinderEvent, BinderWrite, PersistentVolume, PersistentVolumeClaim, SyncResult } from './types.ts';
 
 /** Where a sync's actions go. `write` returns the object the API server returned. */
@@ -39,7 +40,7 @@ export async function applyActions(result: SyncResult, sink: ActionSink): Promis
   for (const action of result.actions) {
     if (action.action === 'write') {
       const id = objectId(action.kind, action.object.metadata);
-      const object = structuredClone(action.object);
+      const object = clone(action.object);
       if (action.chained && returnedVersion.has(id)) object.metadata.resourceVersion = returnedVersion.get(id);
       try {
         const returned = await sink.write({ ...action, object } as BinderWrite);

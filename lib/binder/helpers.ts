@@ -2,6 +2,7 @@
  * Small predicates over PVs and PVCs (`component-helpers/storage/volume` and `pv_controller.go`):
  * classes, pre-binding, volume modes, access modes, label selectors.
  */
+import { deepCopy } from '../kube/objects.ts';
 import { ACCESS_MODE_ORDER, ANN_BETA_STORAGE_CLASS } from './constants.ts';
 import { InvalidSelectorError } from './errors.ts';
 import type { LabelSelector, PersistentVolume, PersistentVolumeClaim } from './types.ts';
@@ -105,4 +106,4 @@ const invalid = (claimKey: string, why: string): InvalidSelectorError =>
   new InvalidSelectorError(`error creating internal label selector for claim: ${claimKey}: ${why}`);
 
 /** A deep copy of a JSON object (objects in a snapshot are never mutated). */
-export const clone = <T>(obj: T): T => structuredClone(obj);
+export const clone = <T>(obj: T): T => deepCopy(obj);

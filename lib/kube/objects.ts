@@ -8,6 +8,7 @@
  * @example
  * const className = getPersistentVolumeClaimClass(claim); // annotation, else spec.storageClassName, else ''
  */
+import rfdc from 'rfdc';
 import { AnnBetaStorageClass } from './annotations.ts';
 
 /** `metadata` of any object. */
@@ -160,7 +161,13 @@ export function getPersistentVolumeClaimClass(claim: {
   return claim.spec?.storageClassName ?? '';
 }
 
-/** A deep copy: objects from the cache are plain JSON, so this is exact. */
+const copyPlain = rfdc({ proto: false, circles: false });
+
+/**
+ * A deep copy: objects from the cache are plain JSON, so this is exact. `rfdc` copies plain objects and
+ * arrays about five times faster than `structuredClone` (which serializes to a buffer and back); a bind
+ * copies its objects several times while it plans its writes.
+ */
 export function deepCopy<T>(obj: T): T {
-  return structuredClone(obj);
+  return copyPlain(obj);
 }
