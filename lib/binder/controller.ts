@@ -63,7 +63,8 @@ export interface BinderDeps {
   logger?: Pick<Logger, 'debug' | 'info' | 'warn'>;
   /**
    * How long a written version waits for the same sync's next write of the object to share its cache
-   * write-back, ms (default lib/state/write-backs.ts DEFAULT_WRITE_BACK_DEFER_MS).
+   * write-back, ms. Unset: it follows the table's round trip (lib/state/write-backs.ts `writeBackDeferMs`);
+   * set: fixed at this (tests).
    */
   writeBackDeferMs?: number;
   /** Most pending claims requeued when a volume becomes Available (default 10). */

@@ -9,9 +9,10 @@
  * API server) the first is written back on its own after `deferMs`, as if there were no second write,
  * and the second still names it. While the container's recent second writes came later than `deferMs`
  * (a {@link WriteGaps} average), a first version is written back at once instead of waiting in vain.
- * `deferMs` grows with the write-backs' recent round trip as the forwarder's hold does with its reads'
- * ({@link writeBackDeferMs}): a busy table slows both, and a fixed wait would then give up on second
- * writes that still come in time for the hold.
+ * `deferMs` follows the write-backs' recent round trip as the forwarder's hold follows its reads'
+ * ({@link writeBackDeferMs}: longer with a slower table, until it must shrink to land inside the hold's
+ * limit): a busy table slows both, and a fixed wait would then give up on second writes that still come
+ * in time for the hold.
  *
  * A write-back never fails the sync: a failure costs the writer a message of its own write (its event then
  * goes out untagged), and is reported to `onError`.
@@ -42,14 +43,26 @@ export const DEFAULT_WRITE_BACK_DEFER_MS = 60;
 export const FORWARDER_HOLD_LIMIT_MS = 300;
 
 /**
- * How long a first version waits for the later write, given the table's recent round trip: the forwarder's
- * hold grows by twice that round trip and the later version's write-back takes one, so the wait grows by
- * twice it too, and stays one round trip short of the hold's limit. Under load (a busy table, a slow API
- * server) the versions of one bind then still cost one write-back instead of two.
+ * How long a first version waits for the later write, given the table's recent round trip `r`:
+ * `60 + 2r`, at most `300 − r`, never under 60 ms. From the first write's answer (when the watch event
+ * leaves the API server), the forwarder sees the event after the watch's latency `w`, reads it (one round
+ * trip `r`) and holds it `100 + 2r`: the hold ends at `w + 100 + 3r`, at `w + r + 300` at most. A first
+ * version written back alone after the wait lands one round trip later, at `60 + 3r` (at most 300): inside
+ * the hold with 40 ms plus the watch's latency to spare, while the forwarder's reads take about as long as
+ * the binder's writes (the same table under the same load). The binder measures its own write-backs'; the
+ * forwarder its reads'. Under load (a busy table, a slow API server) the versions of one bind then still
+ * cost one write-back instead of two: in the binder bench's warm burst, 3.92 → 3.02 write-backs per bind
+ * with 1.00 → 1.01 messages per bind (README, session 26).
  */
 export function writeBackDeferMs(rttMs: number, baseMs = DEFAULT_WRITE_BACK_DEFER_MS): number {
   return Math.max(baseMs, Math.min(baseMs + 2 * rttMs, FORWARDER_HOLD_LIMIT_MS - rttMs));
 }
+
+/**
+ * A write-back's time counts at most this much in the round-trip average, ms: one slow put (a container's
+ * first, or one the SDK retried after throttling) must not stretch the wait past the forwarder's hold.
+ */
+export const WRITE_BACK_RTT_SAMPLE_LIMIT_MS = FORWARDER_HOLD_LIMIT_MS / 2;
 
 export type WriteBack = (kind: string, object: CacheableObject, earlier: string[]) => Promise<unknown>;
 
@@ -66,7 +79,7 @@ export class WriteGaps {
     this.average += 0.2 * (gapMs - this.average);
   }
   observeRtt(ms: number): void {
-    this.rtt += 0.2 * (ms - this.rtt);
+    this.rtt += 0.2 * (Math.min(ms, WRITE_BACK_RTT_SAMPLE_LIMIT_MS) - this.rtt);
   }
 }
 
@@ -169,9 +182,11 @@ export class WriteBacks {
     const started = this.#now();
     try {
       await this.#put(kind, object, earlier);
-      this.#gaps.observeRtt(this.#now() - started);
     } catch (error) {
       this.#onError(error, kind, object);
+    } finally {
+      // A failed put counts too: a table that throttles until calls fail is a slow table.
+      this.#gaps.observeRtt(this.#now() - started);
     }
   }
 }

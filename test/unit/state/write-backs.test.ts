@@ -5,7 +5,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DEFAULT_WRITE_BACK_DEFER_MS, FORWARDER_HOLD_LIMIT_MS, WriteBacks, writeBackDeferMs, WriteGaps } from '../../../lib/state/write-backs.ts';
+import { DEFAULT_OWN_WRITE_HOLD_MS } from '../../../lib/forwarder/config.ts';
+import { HOLD_STRETCH_LIMIT } from '../../../lib/forwarder/publisher.ts';
+import { DEFAULT_WRITE_BACK_DEFER_MS, FORWARDER_HOLD_LIMIT_MS, WRITE_BACK_RTT_SAMPLE_LIMIT_MS, WriteBacks, writeBackDeferMs, WriteGaps } from '../../../lib/state/write-backs.ts';
 
 const claim = (rv: number, name = 'data') => ({ metadata: { name, namespace: 'app', resourceVersion: String(rv) } });
 const volume = (rv: number, name = 'pv-1') => ({ metadata: { name, resourceVersion: String(rv) } });
@@ -102,6 +104,35 @@ describe('WriteBacks', () => {
       [250, DEFAULT_WRITE_BACK_DEFER_MS], // never below the fixed wait
     ];
     for (const [rtt, wait] of table) assert.equal(writeBackDeferMs(rtt), wait, `round trip ${rtt} ms`);
+  });
+
+  test('the hold limit the wait keeps inside is the forwarder\'s own: its default hold times its stretch limit', () => {
+    assert.equal(FORWARDER_HOLD_LIMIT_MS, HOLD_STRETCH_LIMIT * DEFAULT_OWN_WRITE_HOLD_MS);
+  });
+
+  test('one very slow write-back (a first connection, a throttled retry) moves the round trip by at most a fifth of the sample limit', () => {
+    const gaps = new WriteGaps();
+    gaps.observeRtt(10_000);
+    assert.equal(gaps.rtt, 0.2 * WRITE_BACK_RTT_SAMPLE_LIMIT_MS);
+    assert.ok(writeBackDeferMs(gaps.rtt) < 0.5 * FORWARDER_HOLD_LIMIT_MS, `waits ${writeBackDeferMs(gaps.rtt)} ms`);
+  });
+
+  test('a first version whose later write does not come is written back alone after the wait the round trip sets, not the fixed one', async (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    const gaps = new WriteGaps();
+    gaps.rtt = 50; // a busy table: the wait is 60 + 2 × 50 = 160 ms
+    const puts: string[] = [];
+    const backs = new WriteBacks(async (kind, object) => void puts.push(`${kind} ${object.metadata?.resourceVersion}`), { gaps });
+    assert.equal(backs.deferMs, 160);
+    await backs.wrote('PersistentVolume', volume(91), { more: true });
+    t.mock.timers.tick(100);
+    await Promise.resolve();
+    assert.deepEqual(puts, [], 'still waiting at 100 ms (a fixed 60 ms wait would have written it)');
+    t.mock.timers.tick(60);
+    await Promise.resolve();
+    assert.deepEqual(puts, ['PersistentVolume 91'], 'written back alone at 160 ms');
+    await backs.settle();
+    assert.equal(puts.length, 1);
   });
 
   test('second writes 120 ms apart: written back at once while the table answers quickly, one write-back while it is busy', async () => {
