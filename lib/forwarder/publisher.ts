@@ -586,7 +586,7 @@ export class EventPublisher {
 
   async #send(items: PublishItem[], signal: AbortSignal): Promise<void> {
     let pending = await this.#written(items, signal);
-    let delay = this.#options.retryInitialMs ?? 100;
+    const backOff = this.#retryBackoff();
     while (pending.length > 0 && !signal.aborted) {
       const entries: PublishBatchRequestEntry[] = pending.map((item, index) => ({
         Id: String(index),
@@ -622,11 +622,17 @@ export class EventPublisher {
       }
       if (this.#failing) this.#onFailure?.();
       pending = failed;
-      if (pending.length > 0) {
-        await sleep(delay / 2 + Math.random() * (delay / 2), signal);
-        delay = Math.min(delay * 2, this.#options.retryMaxMs ?? 5000);
-      }
+      if (pending.length > 0) await backOff(signal);
     }
+  }
+
+  /** A retry loop's waits: equal jitter over a delay doubling from `retryInitialMs` up to `retryMaxMs`. */
+  #retryBackoff(): (signal: AbortSignal) => Promise<void> {
+    let delay = this.#options.retryInitialMs ?? 100;
+    return async (signal) => {
+      await sleep(delay / 2 + Math.random() * (delay / 2), signal);
+      delay = Math.min(delay * 2, this.#options.retryMaxMs ?? 5000);
+    };
   }
 
   /**
@@ -641,7 +647,7 @@ export class EventPublisher {
         if (!item.unwritten) return item;
         const { unwritten: _done, ...rest } = item;
         const event = item.event!;
-        let delay = this.#options.retryInitialMs ?? 100;
+        const backOff = this.#retryBackoff();
         // A replica that lost its lease writes nothing more (its successor re-derives these).
         while (!signal.aborted && !this.#discarded) {
           try {
@@ -659,8 +665,7 @@ export class EventPublisher {
             this.#options.onWriteError?.(err, event);
             this.#failing = true;
             this.#onFailure?.();
-            await sleep(delay / 2 + Math.random() * (delay / 2), signal);
-            delay = Math.min(delay * 2, this.#options.retryMaxMs ?? 5000);
+            await backOff(signal);
           }
         }
         return undefined; // stopped or discarded: neither written nor sent, and no bookmark passes it
