@@ -512,7 +512,7 @@ async function apply(
       const id = writeIds[writeIndex++]!;
       const returned = await deps.api.write(w);
       remember(w.kind, returned);
-      await backs.wrote(w.kind, returned, { more: writeIds.includes(id, writeIndex) });
+      backs.wrote(w.kind, returned, { more: writeIds.includes(id, writeIndex) });
       recordWriteMetrics(w.purpose, w.kind, returned, deps);
       return returned;
     },

@@ -19,8 +19,8 @@
  *
  * @example
  * const backs = new WriteBacks((kind, object, earlier) => cache.put(cluster, kind, object, { writer, earlier }));
- * await backs.wrote('PersistentVolumeClaim', updated, { more: true });   // deferred
- * await backs.wrote('PersistentVolumeClaim', withStatus, { more: false }); // one PutItem, naming `updated`
+ * backs.wrote('PersistentVolumeClaim', updated, { more: true });   // deferred
+ * backs.wrote('PersistentVolumeClaim', withStatus, { more: false }); // one PutItem, naming `updated`, under way
  * await backs.settle();                                                  // before the sync returns
  */
 import { cacheKey, type CacheableObject } from './cache.ts';
@@ -128,9 +128,10 @@ export class WriteBacks {
 
   /**
    * `object` is what a write of `kind` returned. `more`: this sync writes the same object again later (its
-   * write-back then waits for that one, at most {@link deferMs}).
+   * write-back then waits for that one, at most {@link deferMs}). Returns without waiting for any put: the
+   * sync's next API write goes out beside it ({@link settle} waits for them all).
    */
-  async wrote(kind: string, object: CacheableObject, options: { more: boolean }): Promise<void> {
+  wrote(kind: string, object: CacheableObject, options: { more: boolean }): void {
     const id = `${kind}/${cacheKey(object)}`;
     const now = this.#now();
     const deferMs = this.deferMs;
@@ -140,8 +141,10 @@ export class WriteBacks {
     if (previous) this.#gaps.observe(Math.min(now - previous.at, 4 * deferMs));
     const earlier = previous ? [...previous.earlier, String(previous.object.metadata?.resourceVersion ?? '0')] : [];
     if (!options.more) {
+      // Not awaited: a bind's claim writes need not wait for its volume's write-back, which lands as soon
+      // either way (the cache and the forwarder see it no later for it).
       this.#deferred.delete(id);
-      await this.#send(kind, object, earlier);
+      this.#track(this.#send(kind, object, earlier));
       return;
     }
     const entry: Deferred = { kind, object, earlier, sent: false, at: now };

@@ -174,6 +174,29 @@ describe('WriteBacks', () => {
     assert.equal(puts.length, 1, 'once');
   });
 
+  test('an object\'s last version is written back beside the sync\'s next write, not before it: settle waits for it', async () => {
+    // A bind writes its volume, then its claim: the claim's writes go out while the volume's put is under way.
+    let land!: () => void;
+    const landed = new Promise<void>((resolve) => (land = resolve));
+    const order: string[] = [];
+    const backs = new WriteBacks(async (kind, object) => {
+      order.push(`put ${kind} ${object.metadata?.resourceVersion}`);
+      if (kind === 'PersistentVolume') await landed;
+      order.push(`landed ${kind} ${object.metadata?.resourceVersion}`);
+    }, { deferMs: 60_000, gaps: new WriteGaps() });
+    backs.wrote('PersistentVolume', volume(61), { more: true });
+    backs.wrote('PersistentVolume', volume(62), { more: false });
+    order.push('claim written');
+    backs.wrote('PersistentVolumeClaim', claim(63), { more: false });
+    let settled = false;
+    const settling = backs.settle().then(() => void (settled = true));
+    await sleep(10);
+    assert.equal(settled, false, 'settle waits for the volume\'s put');
+    land();
+    await settling;
+    assert.deepEqual(order, ['put PersistentVolume 62', 'claim written', 'put PersistentVolumeClaim 63', 'landed PersistentVolumeClaim 63', 'landed PersistentVolume 62']);
+  });
+
   test('a failed write-back is reported, never thrown: the sync goes on', async () => {
     const { backs, puts, errors } = recording({ failOn: 'PersistentVolume pv-1' });
     await backs.wrote('PersistentVolume', volume(51), { more: false });
