@@ -4,8 +4,9 @@
  * - a claim's candidate volumes come from Queries on `byVolumeMatch` — one partition per access-mode
  *   set that contains the claim's modes (`<cluster>#<class>#<modes>`), read from the request's padded
  *   byte size upwards, smallest first, a few items at a time — plus `byClaimRef` for volumes pre-bound
- *   to the claim. Sets are read in the core's order (fewest modes first) and reading stops at the first
- *   set holding a match, so the core's decision over the candidates is its decision over all volumes.
+ *   to the claim, with the first page of the first set beside it (one round trip for both). Sets are read
+ *   in the core's order (fewest modes first) and reading stops at the first set holding a match, so the
+ *   core's decision over the candidates is its decision over all volumes.
  *   Given the cluster's complete list of partitions that ever held a volume (`matchPartitions`, see
  *   lib/state/cache.ts `IndexPartitions`), a set not in it is known empty and not queried;
  * - a volume's claim comes from the cache (or the runtime's read of it with the volume's entry), with
@@ -109,19 +110,12 @@ export async function loadClaimSnapshot(
     return { claim, volumes: volume ? [volume] : [], classes };
   }
 
-  stats.queries++;
-  const prebound = await collect(
-    cache.queryIndex(CLAIM_REF_INDEX, claimRefPk(cluster, claim.metadata.namespace ?? '', claim.metadata.name)),
-    stats,
-  );
-  let delayBinding: boolean;
+  let delayBinding: boolean | undefined;
   try {
     delayBinding = isDelayBindingMode(claim, classes);
   } catch {
-    return { claim, volumes: prebound, classes }; // the core reports the class error
+    delayBinding = undefined; // the core reports the class error
   }
-  if (delayBinding) return { claim, volumes: prebound, classes }; // only pre-bound volumes can bind
-
   let from: string;
   try {
     from = padBytes(quantityBytes(claimRequest(claim)));
@@ -129,9 +123,29 @@ export async function loadClaimSnapshot(
     from = padBytes(0n);
   }
   const className = getPersistentVolumeClaimClass(claim);
-  const candidates = [...prebound];
   const pageSize = sources.matchPageSize ?? 16;
-  for (const set of supersetsOf(claim.spec.accessModes)) {
+  const readPage = (partition: string, limit: number | undefined): Promise<PersistentVolume[]> => {
+    stats.queries++;
+    return collect(cache.queryIndex(VOLUME_MATCH_INDEX, partition, { from, ...(limit ? { limit } : {}) }), stats);
+  };
+  // Only pre-bound volumes can bind a claim whose binding waits for its first consumer (or whose class is in
+  // error); otherwise the first page of the first set that may hold a free volume is read beside the
+  // pre-bound Query, one round trip instead of two. It goes unused, a Query spent, only when a volume
+  // pre-bound to the claim in that set settles it.
+  const sets = delayBinding === false ? supersetsOf(claim.spec.accessModes) : [];
+  const firstPartition = sets.map((set) => volumeMatchPk(cluster, className, set)).find((pk) => !sources.matchPartitions || sources.matchPartitions.has(pk));
+  const firstPage = firstPartition === undefined ? undefined : readPage(firstPartition, pageSize);
+  firstPage?.catch(() => {}); // awaited below when used; its failure then fails the snapshot
+
+  stats.queries++;
+  const prebound = await collect(
+    cache.queryIndex(CLAIM_REF_INDEX, claimRefPk(cluster, claim.metadata.namespace ?? '', claim.metadata.name)),
+    stats,
+  );
+  if (delayBinding !== false) return { claim, volumes: prebound, classes };
+
+  const candidates = [...prebound];
+  for (const set of sets) {
     const partition = volumeMatchPk(cluster, className, set);
     const key = accessModesIndexKey(set);
     const preboundHere = prebound.filter((v) => accessModesIndexKey(v.spec.accessModes) === key);
@@ -142,8 +156,7 @@ export async function loadClaimSnapshot(
     if (sources.matchPartitions && !sources.matchPartitions.has(partition)) continue;
     let found = false;
     for (const limit of [pageSize, pageSize * 8, undefined]) {
-      stats.queries++;
-      const page = await collect(cache.queryIndex(VOLUME_MATCH_INDEX, partition, { from, ...(limit ? { limit } : {}) }), stats);
+      const page = partition === firstPartition && limit === pageSize && firstPage ? await firstPage : await readPage(partition, limit);
       const free = page.filter((v) => !v.spec.claimRef);
       if (findMatchingVolume(claim, [...preboundHere, ...free], false)) {
         candidates.push(...free);

@@ -54,6 +54,41 @@ describe('binder: cache reads per reconcile', () => {
     assert.equal(live, 2, 'not in the cache: maybe not synced yet');
   });
 
+  it('a claim\'s match reads its candidates beside the Query for volumes pre-bound to it: one round trip, not two', async () => {
+    await shell.storageV1.createStorageClass({ body: { metadata: { name: 'side' }, provisioner: 'kubernetes.io/no-provisioner' } });
+    await shell.cache.put(CLUSTER, 'StorageClass', json(await shell.storageV1.readStorageClass({ name: 'side' })));
+    const volume = await shell.core.createPersistentVolume({
+      body: { metadata: { name: 'side-free' }, spec: { capacity: { storage: '2Gi' }, accessModes: ['ReadWriteOnce'], storageClassName: 'side', hostPath: { path: '/tmp/side' } } },
+    });
+    await shell.cache.put(CLUSTER, 'PersistentVolume', json(volume));
+    await reconcileBinder({ kind: 'PersistentVolume', key: 'side-free', event: { v: 1, cluster: CLUSTER, kind: 'PersistentVolume', type: 'ADDED', key: 'side-free', uid: '', resourceVersion: '0', observedAt: new Date().toISOString() } }, shell.deps);
+    await shell.cache.put(CLUSTER, 'PersistentVolume', json(await shell.core.readPersistentVolume({ name: 'side-free' })));
+    const claim = await shell.core.createNamespacedPersistentVolumeClaim({
+      namespace: 'app',
+      body: { metadata: { name: 'side' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName: 'side' } },
+    });
+    await shell.cache.put(CLUSTER, 'PersistentVolumeClaim', json(claim));
+    // The pre-bound Query answers 50 ms late: the candidates' Query must already be out by then.
+    const log: string[] = [];
+    const doc = {
+      send: async (command: { constructor: { name: string }; input: { IndexName?: string } }) => {
+        const index = command.input.IndexName;
+        if (command.constructor.name !== 'QueryCommand' || !index) return (shell.db.doc.send as (c: unknown) => Promise<unknown>)(command);
+        log.push(`sent ${index}`);
+        if (index === 'byClaimRef') await new Promise((resolve) => setTimeout(resolve, 50));
+        const out = await (shell.db.doc.send as (c: unknown) => Promise<unknown>)(command);
+        log.push(`answered ${index}`);
+        return out;
+      },
+    } as unknown as DocumentClient;
+    const deps = { ...shell.deps, cache: new ObjectCache(doc, shell.db.tables.cache, { indexer: indexAttributes }) };
+    const event = { v: 1, cluster: CLUSTER, kind: 'PersistentVolumeClaim', type: 'ADDED', key: 'app/side', uid: '', resourceVersion: '0', observedAt: new Date().toISOString() } as const;
+    const outcome = await reconcileBinder({ kind: 'PersistentVolumeClaim', key: 'app/side', event }, deps);
+    assert.equal((await shell.core.readNamespacedPersistentVolumeClaim({ namespace: 'app', name: 'side' })).spec?.volumeName, 'side-free');
+    assert.deepEqual(log, ['sent byVolumeMatch', 'sent byClaimRef', 'answered byVolumeMatch', 'answered byClaimRef']);
+    assert.equal(outcome.stats.queries, 4, 'own entry, classes, byClaimRef, one page of candidates: none spent');
+  });
+
   it('a volume pre-bound to an unbound claim reads the claim once and requeues it at the version read (upstream\'s path)', async () => {
     const claim = await shell.core.createNamespacedPersistentVolumeClaim({
       namespace: 'app',
