@@ -72,7 +72,7 @@ export function supersetsOf(requested: readonly string[] | undefined): string[][
   return sets.sort((a, b) => a.length - b.length || (accessModesIndexKey(a) < accessModesIndexKey(b) ? -1 : 1));
 }
 
-async function collect(iterable: AsyncIterable<{ object: unknown }>, stats: SnapshotStats): Promise<PersistentVolume[]> {
+async function collect(iterable: AsyncIterable<{ object: unknown }>, stats: Pick<SnapshotStats, 'itemsRead'>): Promise<PersistentVolume[]> {
   const out: PersistentVolume[] = [];
   for await (const entry of iterable) out.push(entry.object as PersistentVolume);
   stats.itemsRead += out.length;
@@ -124,17 +124,17 @@ export async function loadClaimSnapshot(
   }
   const className = getPersistentVolumeClaimClass(claim);
   const pageSize = sources.matchPageSize ?? 16;
-  const readPage = (partition: string, limit: number | undefined): Promise<PersistentVolume[]> => {
+  const readPage = (partition: string, limit: number | undefined, counted: Pick<SnapshotStats, 'itemsRead'> = stats): Promise<PersistentVolume[]> => {
     stats.queries++;
-    return collect(cache.queryIndex(VOLUME_MATCH_INDEX, partition, { from, ...(limit ? { limit } : {}) }), stats);
+    return collect(cache.queryIndex(VOLUME_MATCH_INDEX, partition, { from, ...(limit ? { limit } : {}) }), counted);
   };
   // Only pre-bound volumes can bind a claim whose binding waits for its first consumer (or whose class is in
   // error); otherwise the first page of the first set that may hold a free volume is read beside the
   // pre-bound Query, one round trip instead of two. It goes unused, a Query spent, only when a volume
-  // pre-bound to the claim in that set settles it.
+  // pre-bound to the claim in that set or an earlier one settles it; its items count as read only if used.
   const sets = delayBinding === false ? supersetsOf(claim.spec.accessModes) : [];
   const firstPartition = sets.map((set) => volumeMatchPk(cluster, className, set)).find((pk) => !sources.matchPartitions || sources.matchPartitions.has(pk));
-  const firstPage = firstPartition === undefined ? undefined : readPage(firstPartition, pageSize);
+  const firstPage = firstPartition === undefined ? undefined : readPage(firstPartition, pageSize, { itemsRead: 0 });
   firstPage?.catch(() => {}); // awaited below when used; its failure then fails the snapshot
 
   stats.queries++;
@@ -156,7 +156,13 @@ export async function loadClaimSnapshot(
     if (sources.matchPartitions && !sources.matchPartitions.has(partition)) continue;
     let found = false;
     for (const limit of [pageSize, pageSize * 8, undefined]) {
-      const page = partition === firstPartition && limit === pageSize && firstPage ? await firstPage : await readPage(partition, limit);
+      let page: PersistentVolume[];
+      if (partition === firstPartition && limit === pageSize && firstPage) {
+        page = await firstPage;
+        stats.itemsRead += page.length;
+      } else {
+        page = await readPage(partition, limit);
+      }
       const free = page.filter((v) => !v.spec.claimRef);
       if (findMatchingVolume(claim, [...preboundHere, ...free], false)) {
         candidates.push(...free);

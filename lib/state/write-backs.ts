@@ -186,7 +186,11 @@ export class WriteBacks {
     try {
       await this.#put(kind, object, earlier);
     } catch (error) {
-      this.#onError(error, kind, object);
+      try {
+        this.#onError(error, kind, object);
+      } catch {
+        // a report that fails must not fail the sync (nor leave a rejection nobody handles)
+      }
     } finally {
       // A failed put counts too: a table that throttles until calls fail is a slow table.
       this.#gaps.observeRtt(this.#now() - started);

@@ -68,16 +68,20 @@ describe('binder: cache reads per reconcile', () => {
       body: { metadata: { name: 'side' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName: 'side' } },
     });
     await shell.cache.put(CLUSTER, 'PersistentVolumeClaim', json(claim));
-    // The pre-bound Query answers 50 ms late: the candidates' Query must already be out by then.
+    // The pre-bound Query's answer is held until the candidates' Query has answered (for 2 s at most: when
+    // that Query is only sent after the pre-bound one answers, the hold runs out and the order shows it).
     const log: string[] = [];
+    let candidatesAnswered!: () => void;
+    const candidatesIn = new Promise<void>((resolve) => (candidatesAnswered = resolve));
     const doc = {
       send: async (command: { constructor: { name: string }; input: { IndexName?: string } }) => {
         const index = command.input.IndexName;
         if (command.constructor.name !== 'QueryCommand' || !index) return (shell.db.doc.send as (c: unknown) => Promise<unknown>)(command);
         log.push(`sent ${index}`);
-        if (index === 'byClaimRef') await new Promise((resolve) => setTimeout(resolve, 50));
         const out = await (shell.db.doc.send as (c: unknown) => Promise<unknown>)(command);
+        if (index === 'byClaimRef') await Promise.race([candidatesIn, new Promise((resolve) => setTimeout(resolve, 2_000))]);
         log.push(`answered ${index}`);
+        if (index === 'byVolumeMatch') candidatesAnswered();
         return out;
       },
     } as unknown as DocumentClient;

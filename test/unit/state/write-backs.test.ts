@@ -197,6 +197,14 @@ describe('WriteBacks', () => {
     assert.deepEqual(order, ['put PersistentVolume 62', 'claim written', 'put PersistentVolumeClaim 63', 'landed PersistentVolumeClaim 63', 'landed PersistentVolume 62']);
   });
 
+  test('a report of a failed write-back that itself throws fails nothing (no rejection left unhandled)', async () => {
+    const backs = new WriteBacks(async () => { throw new Error('throttled'); }, { deferMs: 60_000, gaps: new WriteGaps(), onError: () => { throw new Error('logger gone'); } });
+    backs.wrote('PersistentVolume', volume(71), { more: false });
+    await backs.settle();
+    await sleep(5); // an unhandled rejection would surface here and fail the file
+    assert.equal(backs.sent, 1);
+  });
+
   test('a failed write-back is reported, never thrown: the sync goes on', async () => {
     const { backs, puts, errors } = recording({ failOn: 'PersistentVolume pv-1' });
     await backs.wrote('PersistentVolume', volume(51), { more: false });
