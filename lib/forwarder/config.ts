@@ -23,6 +23,7 @@
  * | `--bookmark-interval` | `BOOKMARK_INTERVAL` | `10s`: how long a watch's bookmark waits to be saved, coalescing later ones (a crash replays at most that much) |
  * | `--heartbeat-interval` | `HEARTBEAT_INTERVAL` | `1m` (the leader's heartbeat, heartbeat.ts; `0` = none) |
  * | `--cloudwatch-namespace` | `CLOUDWATCH_NAMESPACE` | none: no CloudWatch heartbeat metric (`claimflow` in EKS) |
+ * | `--publish-all` | `PUBLISH_ALL` | `false`: events none of serverless.yml's subscriptions takes are cached, not published (`true` for a subscriber added outside it) |
  *
  * AWS endpoints and credentials come from the SDK's standard chain (IRSA / Pod Identity in EKS,
  * `AWS_ENDPOINT_URL_SNS` / `AWS_ENDPOINT_URL_DYNAMODB` locally).
@@ -51,6 +52,8 @@ export interface ForwarderConfig {
   heartbeatIntervalMs: number;
   /** CloudWatch namespace of the heartbeat metric; undefined: none. */
   cloudwatchNamespace?: string;
+  /** Publish also the events no subscription of serverless.yml takes (forwarder.ts `publishAll`). */
+  publishAll: boolean;
 }
 
 /**
@@ -108,6 +111,7 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
       'bookmark-interval': { type: 'string' },
       'heartbeat-interval': { type: 'string' },
       'cloudwatch-namespace': { type: 'string' },
+      'publish-all': { type: 'string' },
     },
     strict: true,
   });
@@ -133,6 +137,8 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
     return n;
   };
   const leaderElect = (pick('leader-elect', 'LEADER_ELECT') ?? 'true').toLowerCase() !== 'false';
+  const publishAllText = (pick('publish-all', 'PUBLISH_ALL') ?? 'false').toLowerCase();
+  if (publishAllText !== 'true' && publishAllText !== 'false') throw new ForwarderConfigError(`publish-all must be true or false, got ${JSON.stringify(publishAllText)}`);
   return {
     cluster: required('cluster-id', 'CLUSTER_ID'),
     topicArn: required('topic-arn', 'EVENTS_TOPIC_ARN'),
@@ -157,5 +163,6 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
     bookmarkIntervalMs: parseDuration(pick('bookmark-interval', 'BOOKMARK_INTERVAL') ?? String(DEFAULT_BOOKMARK_INTERVAL_MS)),
     heartbeatIntervalMs: parseDuration(pick('heartbeat-interval', 'HEARTBEAT_INTERVAL') ?? '1m'),
     cloudwatchNamespace: pick('cloudwatch-namespace', 'CLOUDWATCH_NAMESPACE'),
+    publishAll: publishAllText === 'true',
   };
 }

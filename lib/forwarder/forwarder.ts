@@ -23,6 +23,7 @@ import type { DocumentClient } from '../state/client.ts';
 import type { TableNames } from '../state/schema.ts';
 import { SyncMarkers } from '../state/sync.ts';
 import type { ClusterEvent, WatchedKind } from '../runtime/message.ts';
+import { anySubscriptionTakes } from '../runtime/subscriptions.ts';
 import { watchedResources } from './kinds.ts';
 import { KubeTransport } from './kube-transport.ts';
 import { Heartbeat, type MetricsSink } from './heartbeat.ts';
@@ -68,6 +69,12 @@ export interface ForwarderOptions {
    * `progressIntervalMs`). Default {@link DEFAULT_BOOKMARK_INTERVAL_MS}.
    */
   bookmarkIntervalMs?: number;
+  /**
+   * Publish every event, also those no subscription serverless.yml declares takes (lib/runtime/subscriptions.ts),
+   * for a subscriber of the topic added outside it. Default false: those are cached, counted
+   * (`claimflow_forwarder_unsubscribed_total`) and not published.
+   */
+  publishAll?: boolean;
   /** How long stop() waits for the queue to drain. Default 25000. */
   shutdownFlushMs?: number;
   tombstoneTtlSeconds?: number;
@@ -158,6 +165,7 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
       onWriteError: (err, event) => logger.warn('cache write failed; retrying', { kind: event.kind, key: event.key, error: (err as Error).message }),
       ownWriteHoldMs: options.ownWriteHoldMs ?? DEFAULT_OWN_WRITE_HOLD_MS,
       progressIntervalMs: options.bookmarkIntervalMs ?? DEFAULT_BOOKMARK_INTERVAL_MS,
+      ...(options.publishAll ? {} : { subscribed: anySubscriptionTakes }),
     });
 
   let publisher: EventPublisher | undefined;

@@ -36,6 +36,7 @@ async function main(): Promise<void> {
     watchSilenceMs: config.watchSilenceMs,
     ownWriteHoldMs: config.ownWriteHoldMs,
     bookmarkIntervalMs: config.bookmarkIntervalMs,
+    publishAll: config.publishAll,
     logger,
     defaultMetrics: true,
     heartbeat:

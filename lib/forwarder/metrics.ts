@@ -16,6 +16,11 @@ export class ForwarderMetrics {
   readonly eventsSeen = new Counter({ name: 'claimflow_forwarder_events_seen_total', help: 'Watch and relist events seen', labelNames: ['kind', 'type'], registers: [this.registry] });
   /** Messages the topic accepted, by kind and type. */
   readonly published = new Counter({ name: 'claimflow_forwarder_published_total', help: 'Cluster events published to the topic', labelNames: ['kind', 'type'], registers: [this.registry] });
+  /**
+   * Events no subscription of the topic takes (lib/runtime/subscriptions.ts), by kind and type: cached as
+   * any other, not published. Mostly a controller's own writes coming back.
+   */
+  readonly unsubscribed = new Counter({ name: 'claimflow_forwarder_unsubscribed_total', help: 'Cluster events left unpublished because no subscription of the topic takes them', labelNames: ['kind', 'type'], registers: [this.registry] });
   /** Failed publish attempts (whole requests or single batch entries). */
   readonly publishErrors = new Counter({ name: 'claimflow_forwarder_publish_errors_total', help: 'Failed publish attempts', registers: [this.registry] });
   /** Seconds from seeing an event to the topic accepting it. */

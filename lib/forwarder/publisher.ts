@@ -40,6 +40,7 @@
  */
 import { PublishBatchCommand, type PublishBatchRequestEntry, type SNSClient } from '@aws-sdk/client-sns';
 import { messageAttributes, messageDeduplicationId, messageGroupId, type ClusterEvent, type WatchedKind } from '../runtime/message.ts';
+import type { AttributeValues } from '../runtime/subscriptions.ts';
 import type { CachePutOutcome } from '../state/cache.ts';
 import { DEFAULT_BOOKMARK_INTERVAL_MS } from './config.ts';
 import type { ForwarderMetrics } from './metrics.ts';
@@ -117,6 +118,20 @@ export interface PublisherOptions {
    * bookmark, not two. A completed LIST, flush() and stop() report at once.
    */
   progressIntervalMs?: number;
+  /**
+   * Whether a subscription of the topic takes a message with these attributes (the forwarder's: one of
+   * claimflow's, lib/runtime/subscriptions.ts `anySubscriptionTakes`). An event none takes is written to
+   * the cache as any other, counted (`unsubscribed`) and not published: nothing would receive it. Default:
+   * every event is published.
+   */
+  subscribed?: (attributes: AttributeValues) => boolean;
+}
+
+/** A message's attributes as their string values (what a filter policy matches on). */
+function attributeValues(attributes: Record<string, { StringValue: string }>): AttributeValues {
+  const values: Record<string, string> = {};
+  for (const [name, value] of Object.entries(attributes)) values[name] = value.StringValue;
+  return values;
 }
 
 /** The JSON body of an event, without its object when that would exceed the SNS size limit. */
@@ -585,24 +600,30 @@ export class EventPublisher {
   }
 
   async #send(items: PublishItem[], signal: AbortSignal): Promise<void> {
-    let pending = await this.#written(items, signal);
+    const subscribed = this.#options.subscribed;
+    let pending = (await this.#written(items, signal)).flatMap((item) => {
+      const attributes = messageAttributes(item.event!);
+      if (!subscribed || subscribed(attributeValues(attributes))) return [{ item, attributes }];
+      this.#options.metrics.unsubscribed.inc({ kind: item.event!.kind, type: item.event!.type });
+      return [];
+    });
     const backOff = this.#retryBackoff();
     while (pending.length > 0 && !signal.aborted) {
-      const entries: PublishBatchRequestEntry[] = pending.map((item, index) => ({
+      const entries: PublishBatchRequestEntry[] = pending.map(({ item, attributes }, index) => ({
         Id: String(index),
         Message: messageBody(item.event!),
         MessageGroupId: messageGroupId(item.event!.cluster, item.event!.kind, item.event!.key),
         MessageDeduplicationId: messageDeduplicationId(item.event!),
-        MessageAttributes: messageAttributes(item.event!),
+        MessageAttributes: attributes,
       }));
-      let failed: PublishItem[];
+      let failed: typeof pending;
       try {
         const out = await this.#options.sns.send(new PublishBatchCommand({ TopicArn: this.#options.topicArn, PublishBatchRequestEntries: entries }), {
           abortSignal: signal,
         });
         const failedIds = new Set((out.Failed ?? []).map((f) => f.Id));
         const now = Date.now();
-        for (const [index, item] of pending.entries()) {
+        for (const [index, { item }] of pending.entries()) {
           if (failedIds.has(String(index))) continue;
           this.#options.metrics.published.inc({ kind: item.event!.kind, type: item.event!.type });
           if (item.seenAt !== undefined) this.#options.metrics.publishLag.observe((now - item.seenAt) / 1000);

@@ -29,6 +29,13 @@ describe('forwarder configuration', () => {
     assert.equal(loadConfig(['--bookmark-interval', '500ms'], { ...base, BOOKMARK_INTERVAL: '2s' }).bookmarkIntervalMs, 500);
   });
 
+  it('publishes only what a subscription takes unless told to publish all (for a subscriber added outside serverless.yml)', () => {
+    assert.equal(loadConfig([], base).publishAll, false);
+    assert.equal(loadConfig([], { ...base, PUBLISH_ALL: 'TRUE' }).publishAll, true);
+    assert.equal(loadConfig(['--publish-all', 'false'], { ...base, PUBLISH_ALL: 'true' }).publishAll, false);
+    assert.throws(() => loadConfig([], { ...base, PUBLISH_ALL: 'yes' }), (err: Error) => err instanceof ForwarderConfigError && /publish-all must be true or false/.test(err.message));
+  });
+
   it('lets flags win over the environment', () => {
     const config = loadConfig(['--cluster-id', 'c2', '--kinds', 'Node,PersistentVolume', '--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '500ms', '--http-port', '0'], base);
     assert.equal(config.cluster, 'c2');

@@ -139,6 +139,8 @@ export async function startStandIns(options: { kube?: KubeApiOptions; cluster?: 
         doc: db.doc,
         tables: db.tables,
         lease: false,
+        // The queues here subscribe by kind alone, not with serverless.yml's policies: publish what they take.
+        publishAll: true,
         publishRetryInitialMs: 50,
         publishRetryMaxMs: 500,
         watchBackoffInitialMs: 50,

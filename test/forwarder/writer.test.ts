@@ -221,4 +221,49 @@ describe('writer-tagged versions skip the writer’s queue', () => {
     assert.deepEqual(puts.filter((key) => names.includes(key)), [], 'none written again');
     assert.deepEqual((await second.metrics.cacheWrites.get()).values.filter((v) => v.value > 0), [], 'no write of its own counted');
   });
+
+  it('a version the binder wrote back that no subscription takes is cached, counted and never published; the next change goes out', async () => {
+    for (const earlier of forwarders.splice(0)) await earlier.stop();
+    const cluster = stack.env.CLUSTER_ID ?? 'local';
+    const cache = new ObjectCache(stack.dynamodb.doc, stack.tables.cache, { indexer: indexAttributes });
+    const seen = (consumer: string, rv: string) => recorder.events(consumer).some((e) => e.key === 'static' && e.resourceVersion === rv);
+    // Every PublishBatch entry the forwarder sends, as key@resourceVersion.
+    const published: string[] = [];
+    stack.sns.client.middlewareStack.add(
+      (next) => async (args: any) => {
+        for (const entry of args.input.PublishBatchRequestEntries ?? []) {
+          const body = JSON.parse(entry.Message) as { key: string; resourceVersion: string };
+          published.push(`${body.key}@${body.resourceVersion}`);
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'recordPublished' },
+    );
+    try {
+      // A static volume (no provisioner's name on it): the provisioner's subscription leaves it out, the
+      // shared-volume's and label sync's take no volumes, and the binder's leaves out its own versions.
+      const spec = { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], storageClassName: 'w', hostPath: { path: '/tmp/static' } };
+      const created = await core.createPersistentVolume({ body: { metadata: { name: 'static' }, spec } });
+      const first = await startOne();
+      await eventually(() => seen('binder', created.metadata!.resourceVersion!), 20_000, 'the new volume at the binder');
+      await first.stop();
+      // While no forwarder watches (so the write-back lands first, as in the first test): the "binder" writes
+      // it and writes the returned version back, as a bind does; then a user labels it.
+      const ours = await core.replacePersistentVolume({ name: 'static', body: { ...created, metadata: { ...created.metadata, labels: { by: 'binder' } } } });
+      await cache.put(cluster, 'PersistentVolume', JSON.parse(JSON.stringify(ours)), { writer: 'binder', classify: false });
+      const theirs = await core.replacePersistentVolume({ name: 'static', body: { ...ours, metadata: { ...ours.metadata, labels: { by: 'someone' } } } });
+      const f = await startOne();
+      await f.flush();
+      await eventually(() => seen('binder', theirs.metadata!.resourceVersion!), 20_000, 'the user\'s version at the binder');
+      const ourRv = ours.metadata!.resourceVersion!;
+      assert.ok(!published.includes(`static@${ourRv}`), `the binder's own version was not published (published: ${published.join(', ')})`);
+      assert.ok(published.includes(`static@${theirs.metadata!.resourceVersion!}`), 'the user\'s version was');
+      assert.equal(seen('binder', ourRv) || seen('provisioner', ourRv), false, 'no queue received it');
+      const unsubscribed = (await f.metrics.unsubscribed.get()).values.find((v) => v.labels.kind === 'PersistentVolume' && v.labels.type === 'MODIFIED');
+      assert.equal(unsubscribed?.value, 1, 'counted as unsubscribed');
+      assert.equal((await cache.get(cluster, 'PersistentVolume', 'static'))?.rv, Number(theirs.metadata!.resourceVersion), 'the cache holds the latest version');
+    } finally {
+      stack.sns.client.middlewareStack.remove('recordPublished');
+    }
+  });
 });
