@@ -23,7 +23,8 @@
  * | `--bookmark-interval` | `BOOKMARK_INTERVAL` | `10s`: how long a watch's bookmark waits to be saved, coalescing later ones (a crash replays at most that much) |
  * | `--heartbeat-interval` | `HEARTBEAT_INTERVAL` | `1m` (the leader's heartbeat, heartbeat.ts; `0` = none) |
  * | `--cloudwatch-namespace` | `CLOUDWATCH_NAMESPACE` | none: no CloudWatch heartbeat metric (`claimflow` in EKS) |
- * | `--publish-all` | `PUBLISH_ALL` | `false`: events none of serverless.yml's subscriptions takes are cached, not published (`true` for a subscriber added outside it) |
+ * | `--publish-all` | `PUBLISH_ALL` | `false`: events no subscription of the topic takes (as SNS reports them) are cached, not published; `true` publishes every event and reads no subscriptions |
+ * | `--subscriptions-refresh` | `SUBSCRIPTIONS_REFRESH` | `1m`: how often the topic's subscriptions and filter policies are read again |
  *
  * AWS endpoints and credentials come from the SDK's standard chain (IRSA / Pod Identity in EKS,
  * `AWS_ENDPOINT_URL_SNS` / `AWS_ENDPOINT_URL_DYNAMODB` locally).
@@ -52,8 +53,10 @@ export interface ForwarderConfig {
   heartbeatIntervalMs: number;
   /** CloudWatch namespace of the heartbeat metric; undefined: none. */
   cloudwatchNamespace?: string;
-  /** Publish also the events no subscription of serverless.yml takes (forwarder.ts `publishAll`). */
+  /** Publish also the events no subscription of the topic takes (forwarder.ts `publishAll`). */
   publishAll: boolean;
+  /** How often the topic's subscriptions are read again, ms. */
+  subscriptionsRefreshMs: number;
 }
 
 /**
@@ -76,6 +79,13 @@ export const DEFAULT_OWN_WRITE_HOLD_MS = 100;
  * kind per ten seconds, well inside the API server's watch history (a bookmark older than that relists).
  */
 export const DEFAULT_BOOKMARK_INTERVAL_MS = 10_000;
+
+/** A duration that must be more than zero. */
+function positiveDuration(text: string, flag: string): number {
+  const ms = parseDuration(text);
+  if (ms <= 0) throw new ForwarderConfigError(`${flag} must be longer than 0`);
+  return ms;
+}
 
 /** Parses `15s`, `500ms`, `2m`, `1h` or a number of milliseconds. */
 export function parseDuration(text: string): number {
@@ -112,6 +122,7 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
       'heartbeat-interval': { type: 'string' },
       'cloudwatch-namespace': { type: 'string' },
       'publish-all': { type: 'string' },
+      'subscriptions-refresh': { type: 'string' },
     },
     strict: true,
   });
@@ -164,5 +175,6 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
     heartbeatIntervalMs: parseDuration(pick('heartbeat-interval', 'HEARTBEAT_INTERVAL') ?? '1m'),
     cloudwatchNamespace: pick('cloudwatch-namespace', 'CLOUDWATCH_NAMESPACE'),
     publishAll: publishAllText === 'true',
+    subscriptionsRefreshMs: positiveDuration(pick('subscriptions-refresh', 'SUBSCRIPTIONS_REFRESH') ?? '1m', 'subscriptions-refresh'),
   };
 }

@@ -23,7 +23,8 @@ import type { DocumentClient } from '../state/client.ts';
 import type { TableNames } from '../state/schema.ts';
 import { SyncMarkers } from '../state/sync.ts';
 import type { ClusterEvent, WatchedKind } from '../runtime/message.ts';
-import { anySubscriptionTakes } from '../runtime/subscriptions.ts';
+import type { AttributeValues } from './filter-policy.ts';
+import { TopicSubscriptions } from './topic-subscriptions.ts';
 import { watchedResources } from './kinds.ts';
 import { KubeTransport } from './kube-transport.ts';
 import { Heartbeat, type MetricsSink } from './heartbeat.ts';
@@ -70,11 +71,13 @@ export interface ForwarderOptions {
    */
   bookmarkIntervalMs?: number;
   /**
-   * Publish every event, also those no subscription serverless.yml declares takes (lib/runtime/subscriptions.ts),
-   * for a subscriber of the topic added outside it. Default false: those are cached, counted
-   * (`claimflow_forwarder_unsubscribed_total`) and not published.
+   * Publish every event without reading the topic's subscriptions. Default false: the forwarder reads them
+   * (topic-subscriptions.ts, every `subscriptionsRefreshMs`) and an event none of them takes is cached,
+   * counted (`claimflow_forwarder_unsubscribed_total`) and not published.
    */
   publishAll?: boolean;
+  /** How often the topic's subscriptions are read again, ms (default a minute). */
+  subscriptionsRefreshMs?: number;
   /** How long stop() waits for the queue to drain. Default 25000. */
   shutdownFlushMs?: number;
   tombstoneTtlSeconds?: number;
@@ -107,6 +110,9 @@ export interface Forwarder {
   /** Stops watching, flushes the queue, releases the lease, closes the server. Idempotent. */
   stop(): Promise<void>;
 }
+
+/** How long a new leader waits for its first read of the topic's subscriptions before it starts watching, ms. */
+const SUBSCRIPTIONS_FIRST_READ_WAIT_MS = 5_000;
 
 /** Starts a forwarder replica; see the module comment. */
 export async function startForwarder(options: ForwarderOptions): Promise<Forwarder> {
@@ -150,7 +156,20 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
     table: options.tables.cache,
     onOutcome: (event, outcome) => metrics.reviewed.inc({ kind: event.kind, outcome }),
   });
-  const newPublisher = () =>
+  const newSubscriptions = (): TopicSubscriptions | undefined =>
+    options.publishAll
+      ? undefined
+      : new TopicSubscriptions({
+          sns: options.sns,
+          topicArn: options.topicArn,
+          refreshMs: options.subscriptionsRefreshMs,
+          onError: (err) => {
+            metrics.subscriptionReadErrors.inc();
+            logger.warn('reading the topic\'s subscriptions failed; publishing every event until a read succeeds', { error: (err as Error).message });
+          },
+          onRead: (filtering) => metrics.publishFiltered.set(filtering === 'all' ? 0 : 1),
+        });
+  const newPublisher = (subscriptions: TopicSubscriptions | undefined) =>
     new EventPublisher({
       sns: options.sns,
       topicArn: options.topicArn,
@@ -165,19 +184,26 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
       onWriteError: (err, event) => logger.warn('cache write failed; retrying', { kind: event.kind, key: event.key, error: (err as Error).message }),
       ownWriteHoldMs: options.ownWriteHoldMs ?? DEFAULT_OWN_WRITE_HOLD_MS,
       progressIntervalMs: options.bookmarkIntervalMs ?? DEFAULT_BOOKMARK_INTERVAL_MS,
-      ...(options.publishAll ? {} : { subscribed: anySubscriptionTakes }),
+      ...(subscriptions ? { subscribed: (attributes: AttributeValues) => subscriptions.takes(attributes) } : {}),
     });
 
   let publisher: EventPublisher | undefined;
+  let subscriptions: TopicSubscriptions | undefined;
   let reflectors: Reflector[] = [];
   let leading = false;
   let transition = Promise.resolve();
 
   const startLeading = async () => {
+    // Its first events are filtered too: the watches start once the first read of the topic's
+    // subscriptions has ended (everything is published should it hang). Until then it is not leading.
+    const reading = newSubscriptions();
+    reading?.start();
+    await reading?.settled(SUBSCRIPTIONS_FIRST_READ_WAIT_MS);
+    subscriptions = reading;
     leading = true;
     metrics.isLeader.set(1);
     logger.info('started leading', { cluster: options.cluster, kinds: [...kinds] });
-    publisher = newPublisher();
+    publisher = newPublisher(subscriptions);
     publisher.start();
     heartbeat = newHeartbeat();
     heartbeat?.start();
@@ -215,6 +241,9 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
     if (!flush) current?.discard();
     await Promise.all(stopping.map((r) => r.stop()));
     await current?.stop({ flush, timeoutMs: options.shutdownFlushMs });
+    subscriptions?.stop();
+    subscriptions = undefined;
+    metrics.publishFiltered.set(0);
     await beating?.stop();
     logger.info('stopped leading', { cluster: options.cluster, flushed: flush });
   };

@@ -37,6 +37,7 @@ async function main(): Promise<void> {
     ownWriteHoldMs: config.ownWriteHoldMs,
     bookmarkIntervalMs: config.bookmarkIntervalMs,
     publishAll: config.publishAll,
+    subscriptionsRefreshMs: config.subscriptionsRefreshMs,
     logger,
     defaultMetrics: true,
     heartbeat:

@@ -17,10 +17,14 @@ export class ForwarderMetrics {
   /** Messages the topic accepted, by kind and type. */
   readonly published = new Counter({ name: 'claimflow_forwarder_published_total', help: 'Cluster events published to the topic', labelNames: ['kind', 'type'], registers: [this.registry] });
   /**
-   * Events no subscription of the topic takes (lib/runtime/subscriptions.ts), by kind and type: cached as
-   * any other, not published. Mostly a controller's own writes coming back.
+   * Events no subscription of the topic takes (topic-subscriptions.ts), by kind and type: cached as any
+   * other, not published. Mostly a controller's own writes coming back.
    */
   readonly unsubscribed = new Counter({ name: 'claimflow_forwarder_unsubscribed_total', help: 'Cluster events left unpublished because no subscription of the topic takes them', labelNames: ['kind', 'type'], registers: [this.registry] });
+  /** 1 while the leader publishes only what the topic's subscriptions take; 0 while it publishes everything. */
+  readonly publishFiltered = new Gauge({ name: 'claimflow_forwarder_publish_filtered', help: '1 while only events some subscription of the topic takes are published', registers: [this.registry] });
+  /** Failed reads of the topic's subscriptions (everything is published until one succeeds). */
+  readonly subscriptionReadErrors = new Counter({ name: 'claimflow_forwarder_subscription_read_errors_total', help: 'Failed reads of the topic subscriptions and their filter policies', registers: [this.registry] });
   /** Failed publish attempts (whole requests or single batch entries). */
   readonly publishErrors = new Counter({ name: 'claimflow_forwarder_publish_errors_total', help: 'Failed publish attempts', registers: [this.registry] });
   /** Seconds from seeing an event to the topic accepting it. */

@@ -22,10 +22,12 @@
  *   there with `write` just before sending it, retrying until the cache answers (the batch waits, as for a
  *   failed publish), so each version is in the cache before its message goes out, as with the reflector's
  *   own writes, except one whose object is gone and one too large to cache.
+ * - Subscribers: with `subscribed`, an event no subscription of the topic takes is written to the cache
+ *   as any other and not published (the forwarder's: topic-subscriptions.ts); it counts as published below.
  * - Progress: items may carry a progress marker (kind, resourceVersion). Items leave the queue in queue
- *   order, once they and everything before them are published; `onProgress` is then called with their
- *   markers (the forwarder saves its bookmark there), so a bookmark never runs ahead of what the topic
- *   accepted. Markers are reported beside the publish loop, one call at a time, consecutive markers of a
+ *   order, once they and everything before them are published (or left unpublished, no subscription
+ *   taking them); `onProgress` is then called with their markers (the forwarder saves its bookmark there),
+ *   so a bookmark never runs ahead of what the topic accepted. Markers are reported beside the publish loop, one call at a time, consecutive markers of a
  *   kind coalesced: a bookmark write never holds up the next batch. Plain bookmarks are reported
  *   `progressIntervalMs` after the first of them not yet reported (a crash replays at most that much: the
  *   cache refuses the older versions or the review drops them, one still cached at its version is held
@@ -40,7 +42,7 @@
  */
 import { PublishBatchCommand, type PublishBatchRequestEntry, type SNSClient } from '@aws-sdk/client-sns';
 import { messageAttributes, messageDeduplicationId, messageGroupId, type ClusterEvent, type WatchedKind } from '../runtime/message.ts';
-import type { AttributeValues } from '../runtime/subscriptions.ts';
+import { attributeValues, type AttributeValues } from './filter-policy.ts';
 import type { CachePutOutcome } from '../state/cache.ts';
 import { DEFAULT_BOOKMARK_INTERVAL_MS } from './config.ts';
 import type { ForwarderMetrics } from './metrics.ts';
@@ -119,19 +121,12 @@ export interface PublisherOptions {
    */
   progressIntervalMs?: number;
   /**
-   * Whether a subscription of the topic takes a message with these attributes (the forwarder's: one of
-   * claimflow's, lib/runtime/subscriptions.ts `anySubscriptionTakes`). An event none takes is written to
-   * the cache as any other, counted (`unsubscribed`) and not published: nothing would receive it. Default:
-   * every event is published.
+   * Whether a subscription of the topic takes a message with these attributes (the forwarder's: as SNS
+   * reports its subscriptions, topic-subscriptions.ts). An event none takes is written to the cache as any
+   * other, counted (`unsubscribed`) and not published: nothing would receive it; it leaves the queue as a
+   * published one does, so bookmarks pass it. Default: every event is published.
    */
   subscribed?: (attributes: AttributeValues) => boolean;
-}
-
-/** A message's attributes as their string values (what a filter policy matches on). */
-function attributeValues(attributes: Record<string, { StringValue: string }>): AttributeValues {
-  const values: Record<string, string> = {};
-  for (const [name, value] of Object.entries(attributes)) values[name] = value.StringValue;
-  return values;
 }
 
 /** The JSON body of an event, without its object when that would exceed the SNS size limit. */
@@ -270,7 +265,8 @@ export class EventPublisher {
   }
 
   /**
-   * Resolves once everything enqueued before the call has been published (items enqueued later do not
+   * Resolves once everything enqueued before the call has been published or left unpublished, no
+   * subscription taking it (items enqueued later do not
    * hold it up, so a busy stream cannot starve it), the publisher stopped, or `signal` aborted.
    */
   async flush(signal?: AbortSignal): Promise<void> {
@@ -601,12 +597,15 @@ export class EventPublisher {
 
   async #send(items: PublishItem[], signal: AbortSignal): Promise<void> {
     const subscribed = this.#options.subscribed;
-    let pending = (await this.#written(items, signal)).flatMap((item) => {
+    const written = await this.#written(items, signal);
+    let pending = written.flatMap((item) => {
       const attributes = messageAttributes(item.event!);
       if (!subscribed || subscribed(attributeValues(attributes))) return [{ item, attributes }];
       this.#options.metrics.unsubscribed.inc({ kind: item.event!.kind, type: item.event!.type });
       return [];
     });
+    // Written, and nothing of it to publish: as healthy as a publish that succeeded.
+    if (pending.length === 0 && written.length > 0 && !signal.aborted) this.#failing = false;
     const backOff = this.#retryBackoff();
     while (pending.length > 0 && !signal.aborted) {
       const entries: PublishBatchRequestEntry[] = pending.map(({ item, attributes }, index) => ({

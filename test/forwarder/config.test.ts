@@ -29,8 +29,11 @@ describe('forwarder configuration', () => {
     assert.equal(loadConfig(['--bookmark-interval', '500ms'], { ...base, BOOKMARK_INTERVAL: '2s' }).bookmarkIntervalMs, 500);
   });
 
-  it('publishes only what a subscription takes unless told to publish all (for a subscriber added outside serverless.yml)', () => {
+  it('publishes only what a subscription of the topic takes, read every minute, unless told to publish all', () => {
     assert.equal(loadConfig([], base).publishAll, false);
+    assert.equal(loadConfig([], base).subscriptionsRefreshMs, 60_000);
+    assert.equal(loadConfig(['--subscriptions-refresh', '30s'], { ...base, SUBSCRIPTIONS_REFRESH: '5m' }).subscriptionsRefreshMs, 30_000);
+    assert.throws(() => loadConfig([], { ...base, SUBSCRIPTIONS_REFRESH: '0' }), /subscriptions-refresh must be longer than 0/);
     assert.equal(loadConfig([], { ...base, PUBLISH_ALL: 'TRUE' }).publishAll, true);
     assert.equal(loadConfig(['--publish-all', 'false'], { ...base, PUBLISH_ALL: 'true' }).publishAll, false);
     assert.throws(() => loadConfig([], { ...base, PUBLISH_ALL: 'yes' }), (err: Error) => err instanceof ForwarderConfigError && /publish-all must be true or false/.test(err.message));

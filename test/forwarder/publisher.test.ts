@@ -9,6 +9,7 @@ import type { ClusterEvent } from '../../lib/runtime/message.ts';
 import { createEventReview, type EventReview } from '../../lib/forwarder/review.ts';
 import { ObjectCache, type CacheableObject, type CachePutOutcome } from '../../lib/state/cache.ts';
 import { indexAttributes } from '../../lib/kube/cache-index.ts';
+import type { AttributeValues } from '../../lib/forwarder/filter-policy.ts';
 
 const event = (name: string, rv: number, object: Record<string, unknown> = {}): ClusterEvent => ({
   v: 1,
@@ -652,7 +653,7 @@ describe('EventPublisher against fauxqs', () => {
      * A publisher on dynalite and fauxqs with the forwarder's review and write; `sent` records each entry as
      * its publish starts, with the version the cache held for it at that moment.
      */
-    const start = (options: { holdMs?: number; write?: (e: ClusterEvent) => Promise<CachePutOutcome>; progress?: Progress[] } = {}) => {
+    const start = (options: { holdMs?: number; write?: (e: ClusterEvent) => Promise<CachePutOutcome>; progress?: Progress[]; subscribed?: (attributes: AttributeValues) => boolean } = {}) => {
       const sent: Array<{ id: string; writer: string | undefined; cachedRv: number | undefined }> = [];
       const sns = new SNSClient({ endpoint: messaging.endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
       sns.middlewareStack.add(
@@ -676,6 +677,7 @@ describe('EventPublisher against fauxqs', () => {
         ownWriteLookMs: 10,
         retryInitialMs: 5,
         ...(options.progress ? { onProgress: async (p: Progress) => void options.progress!.push(p) } : {}),
+        ...(options.subscribed ? { subscribed: options.subscribed } : {}),
       });
       publisher.start();
       const stop = async () => {
@@ -685,7 +687,10 @@ describe('EventPublisher against fauxqs', () => {
       };
       const counted = async (name: 'cacheWrites' | 'reviewed') =>
         Object.fromEntries((await metrics[name].get()).values.filter((v) => v.value > 0).map((v) => [String(v.labels.outcome), v.value]));
-      return { publisher, sent, stop, counted };
+      /** Events left unpublished, by `kind type`. */
+      const unsubscribed = async () =>
+        Object.fromEntries((await metrics.unsubscribed.get()).values.filter((v) => v.value > 0).map((v) => [`${v.labels.kind} ${v.labels.type}`, v.value]));
+      return { publisher, sent, stop, counted, unsubscribed };
     };
 
     it('the table: tagged by its write-back (not written), written (then sent), superseded (dropped), deleted since (sent, not written)', async () => {
@@ -751,6 +756,31 @@ describe('EventPublisher against fauxqs', () => {
       );
       assert.deepEqual(writes, ['h-user@61'], 'only the version no write-back brought');
       assert.deepEqual(await counted('cacheWrites'), { written: 1 });
+    });
+
+    it('events no subscription takes: written as any other, never sent, counted, and their bookmarks move (looked up at once, or after a hold)', async () => {
+      // Tagged at the first look (sent from the batch), tagged during its hold (sent from the hold), and
+      // never tagged (the hold runs out: written by the publisher first).
+      await cache.put('c1', 'PersistentVolume', objectOf(volume('n-first', 90)), { writer: 'binder' });
+      await cache.put('c1', 'PersistentVolume', objectOf(volume('n-held', 94)));
+      await cache.put('c1', 'PersistentVolume', objectOf(volume('n-user', 97)));
+      const progress: Progress[] = [];
+      const asked: string[] = [];
+      const { publisher, sent, stop, unsubscribed } = start({
+        holdMs: 300,
+        progress,
+        subscribed: (attributes) => (asked.push(String(attributes.writer)), false),
+      });
+      const events = [volume('n-first', 90), volume('n-held', 95), volume('n-user', 98)];
+      for (const e of events) await publisher.enqueue({ event: e, unwritten: true, progress: { kind: 'PersistentVolume', rv: e.resourceVersion } });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await cache.put('c1', 'PersistentVolume', objectOf(volume('n-held', 95)), { writer: 'binder' });
+      await stop();
+      assert.deepEqual(sent, [], 'nothing reached the topic');
+      assert.deepEqual(asked.sort(), ['binder', 'binder', 'cluster'], 'each asked about once, with its writer as the review left it');
+      assert.equal((await cache.get('c1', 'PersistentVolume', 'n-user'))?.rv, 98, 'the untagged one written before it was left out');
+      assert.deepEqual(await unsubscribed(), { 'PersistentVolume MODIFIED': 3 }, 'all three counted');
+      assert.equal(progress.at(-1)?.rv, '98', 'the bookmark moved past all of them');
     });
 
     it('an ADDED volume is not held: looked up, written and sent at once', async () => {

@@ -93,7 +93,7 @@ describe('serverless.yml → CloudFormation: security', () => {
               assert.ok(st.Condition?.StringEquals?.['cloudwatch:namespace'], `${role} ${st.Sid}: limited by namespace`);
               continue;
             }
-            const ofStack = typeof r === 'object' && 'Fn::Sub' in r ? /^\$\{(\w+)\.Arn\}/.exec(String(r['Fn::Sub']))?.[1] : undefined;
+            const ofStack = typeof r === 'object' && 'Fn::Sub' in r ? /^\$\{(\w+)(?:\.Arn)?\}/.exec(String(r['Fn::Sub']))?.[1] : undefined;
             const p = ofStack ? undefined : patterns(r);
             if (p === undefined) {
               const id = ofStack ?? referencedId(r);

@@ -1,72 +1,71 @@
 /**
- * The forwarder publishes only what one of claimflow's subscriptions takes (lib/runtime/subscriptions.ts).
- * That is safe only while its copy of the filter policies is serverless.yml's, and while its evaluation
- * says "taken" wherever SNS would deliver. Both are checked here: against the template osls compiles
- * (every subscription of the topic, both provisioner finalizer modes), and against fauxqs's own filter
- * evaluation (the one the local stack delivers with) for every combination of the attributes the
- * forwarder sets.
+ * The forwarder publishes only what some subscription of its topic takes, evaluating each subscription's
+ * filter policy itself (lib/forwarder/filter-policy.ts, the policies read from SNS:
+ * lib/forwarder/topic-subscriptions.ts). That is safe only while its evaluation says "taken" wherever SNS
+ * would deliver. Checked here against fauxqs's own filter evaluation (the one the local stack delivers
+ * with), for every filter policy serverless.yml can deploy (each `Fn::If` both ways) and every combination
+ * of the attributes the forwarder sets.
  */
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { compileTemplate, type CfnTemplate } from '../../infra/local/stack/template.ts';
-import { activeResources, referencedId } from '../../infra/local/stack/wiring.ts';
-import { messageAttributes, WATCHED_KINDS, type ClusterEvent } from '../../lib/runtime/message.ts';
-import { anySubscriptionTakes, policyTakes, SUBSCRIPTION_POLICIES, type AttributeValues, type FilterPolicy } from '../../lib/runtime/subscriptions.ts';
+import { referencedId, resolveIfs } from '../../infra/local/stack/wiring.ts';
+import { WATCHED_KINDS, type ClusterEvent } from '../../lib/runtime/message.ts';
+import { eventAttributeValues, policyTakes, type AttributeValues, type FilterPolicy } from '../../lib/forwarder/filter-policy.ts';
 
-/** Each controller's queue, by the name subscriptions.ts lists it under. */
-const QUEUES: Record<string, string> = { binder: 'BinderQueue', provisioner: 'ProvisionerQueue', 'shared-volume': 'SharedVolumeQueue', 'label-sync': 'LabelSyncQueue' };
-
-/** Every subscription of the cluster-events topic that CloudFormation would create: queue logical id → policy. */
-function topicSubscriptions(template: CfnTemplate): Map<string, unknown> {
-  const out = new Map<string, unknown>();
-  for (const resource of Object.values(activeResources(template))) {
-    if (resource.Type !== 'AWS::SNS::Subscription' || referencedId(resource.Properties!.TopicArn) !== 'ClusterEventsTopic') continue;
-    assert.equal(resource.Properties!.FilterPolicyScope, 'MessageAttributes');
-    out.set(referencedId(resource.Properties!.Endpoint), resource.Properties!.FilterPolicy);
-  }
-  return out;
-}
-
-let templates: Array<[string, CfnTemplate]>;
+let template: CfnTemplate;
 /** fauxqs's filter evaluation (not in its package exports: loaded from beside its entry point). */
 let matchesFilterPolicy: (policy: Record<string, unknown>, attributes: Record<string, { DataType: string; StringValue: string }>) => boolean;
 
 before(async () => {
+  template = await compileTemplate({ stage: 'dev', region: 'eu-west-1' });
   ({ matchesFilterPolicy } = (await import(new URL('./sns/filter.js', import.meta.resolve('fauxqs')).href)) as { matchesFilterPolicy: typeof matchesFilterPolicy });
-  templates = await Promise.all(
-    ['false', 'true'].map(async (value) => [`provisionerAddFinalizer=${value}`, await compileTemplate({ stage: 'dev', region: 'eu-west-1', params: { provisionerAddFinalizer: value } })] as [string, CfnTemplate]),
-  );
 });
 
-describe('the subscriptions the forwarder publishes for', () => {
-  it('are serverless.yml\'s: every subscription of the topic, in both finalizer modes, and no other policy', () => {
-    const used = new Set<FilterPolicy>();
-    for (const [mode, template] of templates) {
-      const subscriptions = topicSubscriptions(template);
-      assert.deepEqual([...subscriptions.keys()].sort(), Object.values(QUEUES).sort(), `${mode}: one subscription per controller`);
-      for (const [controller, queue] of Object.entries(QUEUES)) {
-        const declared = subscriptions.get(queue);
-        const copy = SUBSCRIPTION_POLICIES[controller].find((policy) => JSON.stringify(sorted(policy)) === JSON.stringify(sorted(declared)));
-        assert.ok(copy, `${mode}: ${controller}'s policy ${JSON.stringify(declared)} is in subscriptions.ts`);
-        used.add(copy);
-      }
-    }
-    const listed = Object.values(SUBSCRIPTION_POLICIES).flat();
-    assert.equal(used.size, listed.length, 'every listed policy is one serverless.yml declares');
+/** Every value `value` can take: each `Fn::If` both ways (conditions or parameters aside). */
+function variants(value: unknown): unknown[] {
+  if (Array.isArray(value)) {
+    return value.reduce<unknown[][]>((acc, item) => acc.flatMap((prefix) => variants(item).map((v) => [...prefix, v])), [[]]);
+  }
+  if (!value || typeof value !== 'object') return [value];
+  const entries = Object.entries(value as Record<string, unknown>);
+  if (entries.length === 1 && entries[0][0] === 'Fn::If') {
+    const [, then, otherwise] = entries[0][1] as [string, unknown, unknown];
+    return [...variants(then), ...variants(otherwise)];
+  }
+  return entries.reduce<Array<Record<string, unknown>>>(
+    (acc, [key, v]) => acc.flatMap((prefix) => variants(v).map((x) => ({ ...prefix, [key]: x }))),
+    [{}],
+  );
+}
+
+/** Every filter policy a subscription of the cluster-events topic can be deployed with, by queue. */
+function deployablePolicies(): Array<[string, FilterPolicy]> {
+  const out: Array<[string, FilterPolicy]> = [];
+  for (const resource of Object.values(template.Resources)) {
+    if (resource.Type !== 'AWS::SNS::Subscription' || referencedId(resource.Properties!.TopicArn) !== 'ClusterEventsTopic') continue;
+    assert.equal(resource.Properties!.FilterPolicyScope, 'MessageAttributes');
+    for (const policy of variants(resource.Properties!.FilterPolicy)) out.push([referencedId(resource.Properties!.Endpoint), policy as FilterPolicy]);
+  }
+  return out;
+}
+
+describe('the forwarder\'s filter policy evaluation', () => {
+  it('finds every subscription serverless.yml deploys, the provisioner\'s in both finalizer modes', () => {
+    const queues = deployablePolicies().map(([queue]) => queue).sort();
+    assert.deepEqual(queues, ['BinderQueue', 'LabelSyncQueue', 'ProvisionerQueue', 'ProvisionerQueue', 'SharedVolumeQueue']);
   });
 
-  it('are taken exactly where fauxqs delivers, for every combination of the attributes the forwarder sets', () => {
+  it('takes exactly what fauxqs delivers, for every deployable policy and every combination of the attributes the forwarder sets', () => {
     let taken = 0;
     let left = 0;
-    for (const attributes of attributeCombinations()) {
-      for (const [controller, policies] of Object.entries(SUBSCRIPTION_POLICIES)) {
-        for (const policy of policies) {
-          const fauxqs = matchesFilterPolicy(policy as Record<string, unknown>, asFauxqs(attributes));
-          assert.equal(policyTakes(policy, attributes), fauxqs, `${controller} ${JSON.stringify(policy)} on ${JSON.stringify(attributes)}`);
-        }
+    for (const [queue, policy] of deployablePolicies()) {
+      for (const attributes of attributeCombinations()) {
+        const delivered = matchesFilterPolicy(policy as Record<string, unknown>, asFauxqs(attributes));
+        assert.equal(policyTakes(policy, attributes), delivered, `${queue} ${JSON.stringify(policy)} on ${JSON.stringify(attributes)}`);
+        if (delivered) taken++;
+        else left++;
       }
-      if (anySubscriptionTakes(attributes)) taken++;
-      else left++;
     }
     assert.ok(taken > 0 && left > 0, `both outcomes were tried (${taken} taken, ${left} left out)`);
   });
@@ -79,10 +78,14 @@ describe('the subscriptions the forwarder publishes for', () => {
     assert.equal(policyTakes({ kind: ['Node'] }, { kind: 'Service' }), false);
   });
 
-  it('leave out a static bind\'s own writes coming back, and take what the controllers act on', () => {
+  it('with the default deployment: a static bind\'s own writes are taken by none; what a controller acts on is taken', () => {
+    const deployed = Object.values(template.Resources)
+      .filter((r) => r.Type === 'AWS::SNS::Subscription' && referencedId(r.Properties!.TopicArn) === 'ClusterEventsTopic')
+      .map((r) => resolveIfs(template, r.Properties!.FilterPolicy) as FilterPolicy);
     const claim = { metadata: { name: 'c', namespace: 'ns' }, spec: { accessModes: ['ReadWriteOnce'], volumeName: 'pv1' } };
     const volume = { metadata: { name: 'pv1' }, spec: { claimRef: { name: 'c', namespace: 'ns' } }, status: { phase: 'Bound' } };
-    const takes = (event: Partial<ClusterEvent>) => anySubscriptionTakes(values({ v: 1, cluster: 'c1', uid: 'u', resourceVersion: '5', observedAt: new Date(0).toISOString(), ...event } as ClusterEvent));
+    const takes = (event: Partial<ClusterEvent>) =>
+      deployed.some((policy) => policyTakes(policy, eventAttributeValues({ v: 1, cluster: 'c1', uid: 'u', resourceVersion: '5', observedAt: new Date(0).toISOString(), ...event } as ClusterEvent)));
     // The binder's writes, written back by it (tagged): nothing takes them.
     assert.equal(takes({ kind: 'PersistentVolumeClaim', type: 'MODIFIED', key: 'ns/c', object: claim, writer: 'binder' }), false);
     assert.equal(takes({ kind: 'PersistentVolume', type: 'MODIFIED', key: 'pv1', object: volume, writer: 'binder' }), false);
@@ -101,7 +104,7 @@ describe('the subscriptions the forwarder publishes for', () => {
   });
 });
 
-/** Every combination of the attributes the forwarder sets (messageAttributes), as string values. */
+/** Every combination of the attributes the forwarder sets (lib/runtime/message.ts messageAttributes), as string values. */
 function* attributeCombinations(): Generator<AttributeValues> {
   const flags = ['boundClaim', 'unprovisioned', 'unshared', 'unreleased'];
   for (const kind of WATCHED_KINDS) {
@@ -121,16 +124,7 @@ function* attributeCombinations(): Generator<AttributeValues> {
 
 /** A message's attributes as fauxqs's evaluation takes them. */
 function asFauxqs(attributes: AttributeValues): Record<string, { DataType: string; StringValue: string }> {
-  return Object.fromEntries(Object.entries(attributes).flatMap(([name, value]) => (value === undefined ? [] : [[name, { DataType: 'String', StringValue: value }]])));
-}
-
-function values(event: ClusterEvent): AttributeValues {
-  return Object.fromEntries(Object.entries(messageAttributes(event)).map(([name, v]) => [name, v.StringValue]));
-}
-
-/** A JSON value with its object keys sorted, so two policies compare by content. */
-function sorted(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sorted);
-  if (!value || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.keys(value).sort().map((k) => [k, sorted((value as Record<string, unknown>)[k])]));
+  const out: Record<string, { DataType: string; StringValue: string }> = {};
+  for (const [name, value] of Object.entries(attributes)) if (value !== undefined) out[name] = { DataType: 'String', StringValue: value };
+  return out;
 }

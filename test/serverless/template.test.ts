@@ -188,8 +188,9 @@ describe('serverless.yml → CloudFormation', () => {
         for (const r of resources) assert.notEqual(r, '*', `${id} ${st.Sid}: * resource`);
         if (actions.some((a) => /^(sqs|sns|dynamodb):/.test(a))) {
           for (const r of resources) {
-            // data plane: only resources of this template (Ref/GetAtt, or Sub on a GetAtt like an index ARN)
-            const ref = typeof r === 'object' && r && 'Fn::Sub' in r ? /\$\{(\w+)\.Arn\}/.exec(String((r as any)['Fn::Sub']))?.[1] : referencedId(r);
+            // data plane: only resources of this template (Ref/GetAtt, or Sub on one, like an index ARN or a
+            // topic's subscriptions)
+            const ref = typeof r === 'object' && r && 'Fn::Sub' in r ? /^\$\{(\w+)(?:\.Arn)?\}/.exec(String((r as any)['Fn::Sub']))?.[1] : referencedId(r);
             assert.ok(ref && R[ref], `${id} ${st.Sid}: ${JSON.stringify(r)} is a resource of this template`);
           }
         }
@@ -305,6 +306,10 @@ describe('serverless.yml → CloudFormation', () => {
     const statements = R.ForwarderRole.Properties!.Policies[0].PolicyDocument.Statement;
     const publish = statements.find((s: any) => [s.Action].flat().includes('sns:Publish'));
     assert.equal(referencedId(publish.Resource), 'ClusterEventsTopic');
+    // It reads the topic's subscriptions to publish only what one of them takes (topic-subscriptions.ts).
+    const read = statements.find((s: any) => s.Sid === 'ReadTopicSubscriptions');
+    assert.deepEqual([read.Action].flat().sort(), ['sns:GetSubscriptionAttributes', 'sns:ListSubscriptionsByTopic']);
+    assert.deepEqual(read.Resource, [{ Ref: 'ClusterEventsTopic' }, { 'Fn::Sub': '${ClusterEventsTopic}:*' }], 'the topic and its subscriptions only');
     const sync = statements.find((s: any) => s.Sid === 'SyncRecords');
     assert.deepEqual(sync.Condition['ForAllValues:StringLike']['dynamodb:LeadingKeys'], ['sync#*']);
     assert.equal(referencedId((template.Outputs as any).ClusterEventsTopicArn.Value), 'ClusterEventsTopic');
