@@ -111,7 +111,7 @@ export interface Forwarder {
   stop(): Promise<void>;
 }
 
-/** How long a new leader waits for its first read of the topic's subscriptions before it starts watching, ms. */
+/** How long a starting replica waits for its first read of the topic's subscriptions before it may lead, ms. */
 const SUBSCRIPTIONS_FIRST_READ_WAIT_MS = 5_000;
 
 /** Starts a forwarder replica; see the module comment. */
@@ -188,18 +188,14 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
     });
 
   let publisher: EventPublisher | undefined;
-  let subscriptions: TopicSubscriptions | undefined;
+  // Read for the replica's whole life, leading or not, so a new leader filters from its first event
+  // without a read in the lease's renewal path.
+  const subscriptions = newSubscriptions();
   let reflectors: Reflector[] = [];
   let leading = false;
   let transition = Promise.resolve();
 
   const startLeading = async () => {
-    // Its first events are filtered too: the watches start once the first read of the topic's
-    // subscriptions has ended (everything is published should it hang). Until then it is not leading.
-    const reading = newSubscriptions();
-    reading?.start();
-    await reading?.settled(SUBSCRIPTIONS_FIRST_READ_WAIT_MS);
-    subscriptions = reading;
     leading = true;
     metrics.isLeader.set(1);
     logger.info('started leading', { cluster: options.cluster, kinds: [...kinds] });
@@ -241,9 +237,6 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
     if (!flush) current?.discard();
     await Promise.all(stopping.map((r) => r.stop()));
     await current?.stop({ flush, timeoutMs: options.shutdownFlushMs });
-    subscriptions?.stop();
-    subscriptions = undefined;
-    metrics.publishFiltered.set(0);
     await beating?.stop();
     logger.info('stopped leading', { cluster: options.cluster, flushed: flush });
   };
@@ -285,6 +278,7 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
       }
       await transition;
       await stopLeading(true);
+      subscriptions?.stop();
       if (server) {
         server.closeAllConnections();
         await new Promise<void>((resolve) => server!.close(() => resolve()));
@@ -299,6 +293,9 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
       options.httpHost,
     ));
   }
+  subscriptions?.start();
+  // The first read ends before this replica can lead (everything is published should it hang longer).
+  await subscriptions?.settled(SUBSCRIPTIONS_FIRST_READ_WAIT_MS);
   if (elector) elector.start();
   else transition = transition.then(startLeading);
   await transition;

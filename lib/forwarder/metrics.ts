@@ -21,7 +21,10 @@ export class ForwarderMetrics {
    * other, not published. Mostly a controller's own writes coming back.
    */
   readonly unsubscribed = new Counter({ name: 'claimflow_forwarder_unsubscribed_total', help: 'Cluster events left unpublished because no subscription of the topic takes them', labelNames: ['kind', 'type'], registers: [this.registry] });
-  /** 1 while the leader publishes only what the topic's subscriptions take; 0 while it publishes everything. */
+  /**
+   * 1 while this replica's last read of the topic's subscriptions lets it publish only what they take; 0
+   * while it would publish everything (not yet read, a failed read, a subscription that takes everything).
+   */
   readonly publishFiltered = new Gauge({ name: 'claimflow_forwarder_publish_filtered', help: '1 while only events some subscription of the topic takes are published', registers: [this.registry] });
   /** Failed reads of the topic's subscriptions (everything is published until one succeeds). */
   readonly subscriptionReadErrors = new Counter({ name: 'claimflow_forwarder_subscription_read_errors_total', help: 'Failed reads of the topic subscriptions and their filter policies', registers: [this.registry] });

@@ -10,15 +10,20 @@
  * The policies are read from the topic itself (`ListSubscriptionsByTopic`, then `GetSubscriptionAttributes`
  * per subscription), not copied from serverless.yml, so a forwarder and a stack of different releases, a
  * stage's provisioner finalizer mode and a subscriber added by hand are all seen as deployed. They are read
- * again every `refreshMs` (default a minute; SNS itself takes up to 15 minutes to apply a changed policy).
- * Everything is published (fail open) until the first read succeeds, after any failed read until one
- * succeeds, and while any subscription has no filter policy, filters on the message body, or has a policy
- * this module cannot parse. A subscription still pending confirmation receives nothing, so it is not
- * counted; once confirmed, the next read adds it.
+ * again every `refreshMs` (default a minute). A subscription added or widened therefore counts from the next
+ * read: events only it takes, seen before then, are cached and not published (SNS itself takes up to 15
+ * minutes to apply a changed filter policy; the controllers' resyncs pick up what is still to do).
+ *
+ * Everything is published (fail open): until the first read succeeds; after a failed read, until one
+ * succeeds; when the last successful read is older than {@link STALE_AFTER_REFRESHES} refreshes (a read that
+ * hangs: each request is also cut at {@link REQUEST_TIMEOUT_MS}); and while any subscription has no filter
+ * policy, filters on the message body, or has a policy this module cannot parse. A subscription still
+ * pending confirmation receives nothing, so it is not counted; once confirmed, the next read adds it.
  *
  * @example
  * const subscriptions = new TopicSubscriptions({ sns, topicArn });
  * subscriptions.start();
+ * await subscriptions.settled(5_000);
  * if (subscriptions.takes(eventAttributeValues(event))) await publish(event);
  * subscriptions.stop();
  */
@@ -26,12 +31,18 @@ import { GetSubscriptionAttributesCommand, ListSubscriptionsByTopicCommand, type
 import { policyTakes, type AttributeValues, type FilterPolicy } from './filter-policy.ts';
 
 export const DEFAULT_SUBSCRIPTIONS_REFRESH_MS = 60_000;
+/** Each SNS request of a read is cut after this long, ms (the read then fails: everything is published). */
+export const REQUEST_TIMEOUT_MS = 10_000;
+/** The policies read count for this many refreshes; older ones publish everything. */
+export const STALE_AFTER_REFRESHES = 3;
 
 export interface TopicSubscriptionsOptions {
   sns: SNSClient;
   topicArn: string;
   /** How often the subscriptions are read again, ms (default {@link DEFAULT_SUBSCRIPTIONS_REFRESH_MS}). */
   refreshMs?: number;
+  /** Each SNS request is cut after this long, ms (default {@link REQUEST_TIMEOUT_MS}). */
+  requestTimeoutMs?: number;
   /** A read failed (everything is published until one succeeds). */
   onError?: (err: unknown) => void;
   /** After each read: how many subscriptions filter, or 'all' when everything is published. */
@@ -44,6 +55,8 @@ type Known = readonly FilterPolicy[] | 'all';
 export class TopicSubscriptions {
   readonly #options: TopicSubscriptionsOptions;
   #known: Known = 'all';
+  /** When `#known` was read (epoch ms). */
+  #readAt = 0;
   #timer: NodeJS.Timeout | undefined;
   #reading: Promise<void> | undefined;
   #stopped = false;
@@ -67,15 +80,17 @@ export class TopicSubscriptions {
     this.#timer = undefined;
   }
 
-  /** Whether some subscription of the topic takes a message with these attributes (true while unknown). */
+  /** Whether some subscription of the topic takes a message with these attributes (true while unknown or stale). */
   takes(attributes: AttributeValues): boolean {
     const known = this.#known;
-    return known === 'all' || known.some((policy) => policyTakes(policy, attributes));
+    if (known === 'all') return true;
+    if (Date.now() - this.#readAt > STALE_AFTER_REFRESHES * (this.#options.refreshMs ?? DEFAULT_SUBSCRIPTIONS_REFRESH_MS)) return true;
+    return known.some((policy) => policyTakes(policy, attributes));
   }
 
   /**
    * Resolves when the read under way (the first, right after start()) has ended, or after `timeoutMs`:
-   * the forwarder's leader waits for it before its watches start, so its first events are filtered too.
+   * the forwarder waits for it before it starts leading, so its first events are filtered too.
    */
   async settled(timeoutMs: number): Promise<void> {
     const reading = this.#reading;
@@ -93,15 +108,23 @@ export class TopicSubscriptions {
 
   async #read(): Promise<void> {
     let known: Known;
+    let failure: unknown;
     try {
       known = await this.#readPolicies();
     } catch (err) {
       known = 'all';
-      this.#options.onError?.(err);
+      failure = err;
     }
     if (this.#stopped) return;
     this.#known = known;
-    this.#options.onRead?.(known === 'all' ? 'all' : known.length);
+    this.#readAt = Date.now();
+    // A callback that throws must not make the read reject (it runs from a timer, and the leader waits on it).
+    try {
+      if (failure !== undefined) this.#options.onError?.(failure);
+      this.#options.onRead?.(known === 'all' ? 'all' : known.length);
+    } catch {
+      // nothing to do: the state above is what matters
+    }
   }
 
   async #readPolicies(): Promise<Known> {
@@ -109,7 +132,7 @@ export class TopicSubscriptions {
     const arns: string[] = [];
     let nextToken: string | undefined;
     do {
-      const page = await sns.send(new ListSubscriptionsByTopicCommand({ TopicArn: topicArn, ...(nextToken ? { NextToken: nextToken } : {}) }));
+      const page = await sns.send(new ListSubscriptionsByTopicCommand({ TopicArn: topicArn, ...(nextToken ? { NextToken: nextToken } : {}) }), { abortSignal: AbortSignal.timeout(this.#options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS) });
       // A subscription pending confirmation is listed with the ARN 'PendingConfirmation': it receives nothing yet.
       for (const s of page.Subscriptions ?? []) if (s.SubscriptionArn?.startsWith('arn:')) arns.push(s.SubscriptionArn);
       nextToken = page.NextToken;
@@ -118,7 +141,7 @@ export class TopicSubscriptions {
     for (const arn of arns) {
       let attributes: Record<string, string>;
       try {
-        attributes = (await sns.send(new GetSubscriptionAttributesCommand({ SubscriptionArn: arn }))).Attributes ?? {};
+        attributes = (await sns.send(new GetSubscriptionAttributesCommand({ SubscriptionArn: arn }), { abortSignal: AbortSignal.timeout(this.#options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS) })).Attributes ?? {};
       } catch (err) {
         // Unsubscribed between the list and this read: it receives nothing.
         if ((err as { name?: string }).name === 'NotFoundException' || (err as { name?: string }).name === 'NotFound') continue;

@@ -767,7 +767,7 @@ describe('EventPublisher against fauxqs', () => {
       const progress: Progress[] = [];
       const asked: string[] = [];
       const { publisher, sent, stop, unsubscribed } = start({
-        holdMs: 300,
+        holdMs: 1_500,
         progress,
         subscribed: (attributes) => (asked.push(String(attributes.writer)), false),
       });

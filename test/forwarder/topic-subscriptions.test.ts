@@ -127,21 +127,101 @@ describe('TopicSubscriptions against fauxqs', () => {
 });
 
 describe('TopicSubscriptions: what fauxqs does not produce', () => {
-  /** An SNS client answering from a table: the topic's listing and each subscription's attributes (undefined: NotFound). */
-  const fake = (listed: string[], attributes: Record<string, Record<string, string> | undefined>) =>
+  const topicArn = 'arn:aws:sns:eu-west-1:000000000000:events.fifo';
+  /**
+   * An SNS client answering from a table: the topic's listing (pages of `pageSize`) and each subscription's
+   * attributes (undefined: NotFound; an Error: thrown). `gate`, when set, holds every answer until it resolves.
+   */
+  const fake = (listed: string[], attributes: Record<string, Record<string, string> | Error | undefined>, options: { pageSize?: number; gate?: Promise<void> } = {}) =>
     ({
-      send: async (command: { input: { SubscriptionArn?: string } }) => {
-        if (command.constructor.name === 'ListSubscriptionsByTopicCommand') return { Subscriptions: listed.map((SubscriptionArn) => ({ SubscriptionArn })) };
+      send: async (command: { input: { SubscriptionArn?: string; NextToken?: string } }, sendOptions?: { abortSignal?: AbortSignal }) => {
+        if (options.gate) {
+          await Promise.race([
+            options.gate,
+            new Promise((_, reject) => sendOptions?.abortSignal?.addEventListener('abort', () => reject(Object.assign(new Error('aborted'), { name: 'AbortError' })))),
+          ]);
+        }
+        if (command.constructor.name === 'ListSubscriptionsByTopicCommand') {
+          const size = options.pageSize ?? listed.length;
+          const from = Number(command.input.NextToken ?? 0);
+          const next = from + size < listed.length ? String(from + size) : undefined;
+          return { Subscriptions: listed.slice(from, from + size).map((SubscriptionArn) => ({ SubscriptionArn })), ...(next ? { NextToken: next } : {}) };
+        }
         const found = attributes[command.input.SubscriptionArn!];
+        if (found instanceof Error) throw found;
         if (!found) throw Object.assign(new Error('Subscription does not exist'), { name: 'NotFoundException' });
         return { Attributes: found };
       },
     }) as unknown as Client;
-  const arn = (n: number) => `arn:aws:sns:eu-west-1:000000000000:events.fifo:${n}`;
+  const arn = (n: number) => `${topicArn}:${n}`;
+  const filtering = (kind: string) => ({ FilterPolicy: JSON.stringify({ kind: [kind] }), FilterPolicyScope: 'MessageAttributes' });
+
+  it('reads every page of the listing', async () => {
+    const listed = [1, 2, 3, 4, 5].map(arn);
+    const attributes = Object.fromEntries(listed.map((a, i) => [a, filtering(i === 4 ? 'PersistentVolume' : 'Node')]));
+    const subscriptions = new TopicSubscriptions({ sns: fake(listed, attributes, { pageSize: 2 }), topicArn });
+    await subscriptions.refresh();
+    assert.equal(subscriptions.takes(userWrite), true, 'the policy on the third page counts');
+    assert.equal(subscriptions.takes({ ...userWrite, kind: 'StorageClass' }), false);
+  });
+
+  it('a refused read of one subscription (not a removal) publishes everything, reported', async () => {
+    const errors: unknown[] = [];
+    const refused = Object.assign(new Error('not authorized to perform SNS:GetSubscriptionAttributes'), { name: 'AuthorizationErrorException' });
+    const subscriptions = new TopicSubscriptions({ sns: fake([arn(1), arn(2)], { [arn(1)]: filtering('Node'), [arn(2)]: refused }), topicArn, onError: (err) => errors.push(err) });
+    await subscriptions.refresh();
+    assert.equal(subscriptions.takes(userWrite), true);
+    assert.deepEqual(errors, [refused]);
+  });
+
+  it('a read that hangs is cut by the request timeout: everything is published; settled() does not wait past its own timeout', async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const errors: unknown[] = [];
+    const subscriptions = new TopicSubscriptions({ sns: fake([arn(1)], { [arn(1)]: filtering('Node') }, { gate }), topicArn, requestTimeoutMs: 200, onError: (err) => errors.push(err) });
+    const reading = subscriptions.refresh();
+    const started = Date.now();
+    await subscriptions.settled(20);
+    assert.ok(Date.now() - started < 150, 'settled() gave up at its own timeout');
+    await reading;
+    assert.equal(errors.length, 1, 'the timeout failed the read');
+    assert.equal(subscriptions.takes(userWrite), true);
+    open();
+  });
+
+  it('policies not read again for three refreshes are stale: everything is published', async () => {
+    const subscriptions = new TopicSubscriptions({ sns: fake([arn(1)], { [arn(1)]: filtering('Node') }), topicArn, refreshMs: 40 });
+    await subscriptions.refresh();
+    assert.equal(subscriptions.takes(userWrite), false, 'fresh: filtered');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal(subscriptions.takes(userWrite), true, 'stale: everything');
+  });
+
+  it('a read that ends after stop() changes nothing; a callback that throws does not fail the read', async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const reads: unknown[] = [];
+    const late = new TopicSubscriptions({ sns: fake([arn(1)], { [arn(1)]: filtering('Node') }, { gate }), topicArn, onRead: (f) => reads.push(f) });
+    const reading = late.refresh();
+    late.stop();
+    open();
+    await reading;
+    assert.deepEqual(reads, [], 'no read reported');
+    assert.equal(late.takes(userWrite), true, 'still publishing everything');
+    const throwing = new TopicSubscriptions({
+      sns: fake([arn(1)], { [arn(1)]: filtering('Node') }),
+      topicArn,
+      onRead: () => {
+        throw new Error('a broken metric');
+      },
+    });
+    await throwing.refresh();
+    assert.equal(throwing.takes(userWrite), false, 'the read counted');
+  });
 
   it('a subscription pending confirmation, or removed between the listing and its read, receives nothing and is not counted', async () => {
-    const sns = fake(['PendingConfirmation', arn(1), arn(2)], { [arn(1)]: { FilterPolicy: JSON.stringify({ kind: ['Node'] }), FilterPolicyScope: 'MessageAttributes' } });
-    const subscriptions = new TopicSubscriptions({ sns, topicArn: 'arn:aws:sns:eu-west-1:000000000000:events.fifo' });
+    const sns = fake(['PendingConfirmation', arn(1), arn(2)], { [arn(1)]: filtering('Node') });
+    const subscriptions = new TopicSubscriptions({ sns, topicArn });
     await subscriptions.refresh();
     assert.equal(subscriptions.takes(node), true);
     assert.equal(subscriptions.takes(userWrite), false);
@@ -154,7 +234,7 @@ describe('TopicSubscriptions: what fauxqs does not produce', () => {
       { FilterPolicy: '["Node"]' },
     ];
     for (const attributes of cases) {
-      const subscriptions = new TopicSubscriptions({ sns: fake([arn(1)], { [arn(1)]: attributes }), topicArn: 'arn:aws:sns:eu-west-1:000000000000:events.fifo' });
+      const subscriptions = new TopicSubscriptions({ sns: fake([arn(1)], { [arn(1)]: attributes }), topicArn });
       await subscriptions.refresh();
       assert.equal(subscriptions.takes(userWrite), true, JSON.stringify(attributes));
     }

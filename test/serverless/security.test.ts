@@ -93,7 +93,7 @@ describe('serverless.yml → CloudFormation: security', () => {
               assert.ok(st.Condition?.StringEquals?.['cloudwatch:namespace'], `${role} ${st.Sid}: limited by namespace`);
               continue;
             }
-            const ofStack = typeof r === 'object' && 'Fn::Sub' in r ? /^\$\{(\w+)(?:\.Arn)?\}/.exec(String(r['Fn::Sub']))?.[1] : undefined;
+            const ofStack = typeof r === 'object' && 'Fn::Sub' in r ? /^\$\{(\w+)(?:\.Arn)?\}(?::\*|\/index\/\w+)?$/.exec(String(r['Fn::Sub']))?.[1] : undefined;
             const p = ofStack ? undefined : patterns(r);
             if (p === undefined) {
               const id = ofStack ?? referencedId(r);
@@ -178,6 +178,17 @@ describe('serverless.yml → CloudFormation: security', () => {
         assert.deepEqual(t.Properties!.PointInTimeRecoverySpecification, { PointInTimeRecoveryEnabled: true }, id);
         assert.equal(String(t.Properties!.DeletionProtectionEnabled), String(protectedTables), id);
       }
+    }
+  });
+
+  it('only the forwarder\'s role may list the topic\'s subscriptions and read their filter policies, and only the topic\'s', () => {
+    for (const R of [byDefault, withKey]) {
+      const readers = [...grants(R)]
+        .filter(([, sts]) => sts.some((st) => [st.Action].flat().some((a: string) => a === 'sns:ListSubscriptionsByTopic' || a === 'sns:GetSubscriptionAttributes')))
+        .map(([role]) => role);
+      assert.deepEqual(readers, ['ForwarderRole']);
+      const [statement] = grants(R).get('ForwarderRole')!.filter((st) => st.Sid === 'ReadTopicSubscriptions');
+      assert.deepEqual([statement.Resource].flat(), [{ Ref: 'ClusterEventsTopic' }, { 'Fn::Sub': '${ClusterEventsTopic}:*' }]);
     }
   });
 

@@ -190,7 +190,7 @@ describe('serverless.yml → CloudFormation', () => {
           for (const r of resources) {
             // data plane: only resources of this template (Ref/GetAtt, or Sub on one, like an index ARN or a
             // topic's subscriptions)
-            const ref = typeof r === 'object' && r && 'Fn::Sub' in r ? /^\$\{(\w+)(?:\.Arn)?\}/.exec(String((r as any)['Fn::Sub']))?.[1] : referencedId(r);
+            const ref = typeof r === 'object' && r && 'Fn::Sub' in r ? /^\$\{(\w+)(?:\.Arn)?\}(?::\*|\/index\/\w+)?$/.exec(String((r as any)['Fn::Sub']))?.[1] : referencedId(r);
             assert.ok(ref && R[ref], `${id} ${st.Sid}: ${JSON.stringify(r)} is a resource of this template`);
           }
         }
