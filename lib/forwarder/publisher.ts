@@ -27,8 +27,9 @@
  * - Progress: items may carry a progress marker (kind, resourceVersion). Items leave the queue in queue
  *   order, once they and everything before them are published (or left unpublished, no subscription
  *   taking them); `onProgress` is then called with their markers (the forwarder saves its bookmark there),
- *   so a bookmark never runs ahead of what the topic accepted. Markers are reported beside the publish loop, one call at a time, consecutive markers of a
- *   kind coalesced: a bookmark write never holds up the next batch. Plain bookmarks are reported
+ *   so a bookmark never runs ahead of what the topic accepted. Markers are reported beside the publish
+ *   loop, one call at a time, consecutive markers of a kind coalesced: a bookmark write never holds up the
+ *   next batch. Plain bookmarks are reported
  *   `progressIntervalMs` after the first of them not yet reported (a crash replays at most that much: the
  *   cache refuses the older versions or the review drops them, one still cached at its version is held
  *   once more for its writer's tag, and the FIFO deduplication drops the replays); a completed LIST,
@@ -266,8 +267,8 @@ export class EventPublisher {
 
   /**
    * Resolves once everything enqueued before the call has been published or left unpublished, no
-   * subscription taking it (items enqueued later do not
-   * hold it up, so a busy stream cannot starve it), the publisher stopped, or `signal` aborted.
+   * subscription taking it (items enqueued later do not hold it up, so a busy stream cannot starve it), the
+   * publisher stopped, or `signal` aborted.
    */
   async flush(signal?: AbortSignal): Promise<void> {
     const target = this.#enqueued;
