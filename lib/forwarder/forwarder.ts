@@ -156,20 +156,21 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
     table: options.tables.cache,
     onOutcome: (event, outcome) => metrics.reviewed.inc({ kind: event.kind, outcome }),
   });
-  const newSubscriptions = (): TopicSubscriptions | undefined =>
-    options.publishAll
-      ? undefined
-      : new TopicSubscriptions({
-          sns: options.sns,
-          topicArn: options.topicArn,
-          refreshMs: options.subscriptionsRefreshMs,
-          onError: (err) => {
-            metrics.subscriptionReadErrors.inc();
-            logger.warn('reading the topic\'s subscriptions failed; publishing every event until a read succeeds', { error: (err as Error).message });
-          },
-          onRead: (filtering) => metrics.publishFiltered.set(filtering === 'all' ? 0 : 1),
-        });
-  const newPublisher = (subscriptions: TopicSubscriptions | undefined) =>
+  // Read for the replica's whole life, leading or not, so a new leader filters from its first event
+  // without a read in the lease's renewal path.
+  const subscriptions = options.publishAll
+    ? undefined
+    : new TopicSubscriptions({
+        sns: options.sns,
+        topicArn: options.topicArn,
+        refreshMs: options.subscriptionsRefreshMs,
+        onError: (err) => {
+          metrics.subscriptionReadErrors.inc();
+          logger.warn('reading the topic\'s subscriptions failed; publishing every event until a read succeeds', { error: (err as Error).message });
+        },
+        onRead: (filtering) => metrics.publishFiltered.set(filtering === 'all' ? 0 : 1),
+      });
+  const newPublisher = () =>
     new EventPublisher({
       sns: options.sns,
       topicArn: options.topicArn,
@@ -188,9 +189,6 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
     });
 
   let publisher: EventPublisher | undefined;
-  // Read for the replica's whole life, leading or not, so a new leader filters from its first event
-  // without a read in the lease's renewal path.
-  const subscriptions = newSubscriptions();
   let reflectors: Reflector[] = [];
   let leading = false;
   let transition = Promise.resolve();
@@ -199,7 +197,7 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
     leading = true;
     metrics.isLeader.set(1);
     logger.info('started leading', { cluster: options.cluster, kinds: [...kinds] });
-    publisher = newPublisher(subscriptions);
+    publisher = newPublisher();
     publisher.start();
     heartbeat = newHeartbeat();
     heartbeat?.start();
