@@ -132,10 +132,29 @@ export interface PublisherOptions {
 
 /** The JSON body of an event, without its object when that would exceed the SNS size limit. */
 export function messageBody(event: ClusterEvent): string {
-  const body = JSON.stringify(event);
-  if (Buffer.byteLength(body) <= SNS_MAX_BYTES - SIZE_MARGIN) return body;
-  const { object: _omitted, ...rest } = event;
-  return JSON.stringify(rest);
+  return encoded(event).body;
+}
+
+/**
+ * Each event's body and its size in bytes, built once per event (events are never changed once made): an
+ * event waiting for its turn is sized by every batch taken before it goes, and sent once or more after.
+ */
+const bodies = new WeakMap<ClusterEvent, { body: string; bytes: number }>();
+
+function encoded(event: ClusterEvent): { body: string; bytes: number } {
+  let kept = bodies.get(event);
+  if (kept === undefined) {
+    let body = JSON.stringify(event);
+    let bytes = Buffer.byteLength(body);
+    if (bytes > SNS_MAX_BYTES - SIZE_MARGIN) {
+      const { object: _omitted, ...rest } = event;
+      body = JSON.stringify(rest);
+      bytes = Buffer.byteLength(body);
+    }
+    kept = { body, bytes };
+    bodies.set(event, kept);
+  }
+  return kept;
 }
 
 const sleep = (ms: number, signal: AbortSignal) =>
@@ -494,7 +513,7 @@ export class EventPublisher {
         passed.add(group);
         continue;
       }
-      const size = Buffer.byteLength(messageBody(slot.item.event!)) + SIZE_MARGIN / MAX_BATCH_ENTRIES;
+      const size = encoded(slot.item.event!).bytes + SIZE_MARGIN / MAX_BATCH_ENTRIES;
       if (batch.length > 0 && bytes + size > SNS_MAX_BYTES - SIZE_MARGIN) {
         full = true;
         break;

@@ -293,6 +293,29 @@ describe('EventPublisher against fauxqs', () => {
     }
   });
 
+  it('serializes each event once, however many batches look at it while it waits for its group', async () => {
+    const publisher = new EventPublisher({ sns: messaging.sns, topicArn: messaging.topicArn, metrics: new ForwarderMetrics() });
+    const serialized = new Map<string, number>();
+    // Three versions of each of 8 objects: each later version waits while the batches before it are taken.
+    let rv = 700;
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < 8; i++) {
+        const e = event(`once-${i}`, ++rv);
+        const id = `${e.key}@${e.resourceVersion}`;
+        const { ...plain } = e;
+        Object.defineProperty(e, 'toJSON', { enumerable: false, value: () => (serialized.set(id, (serialized.get(id) ?? 0) + 1), plain) });
+        await publisher.enqueue({ event: e });
+      }
+    }
+    publisher.start();
+    await publisher.flush();
+    await publisher.stop();
+    assert.equal(serialized.size, 24);
+    assert.deepEqual([...serialized.values()].filter((n) => n !== 1), [], 'every event serialized exactly once');
+    const collector = new QueueCollector(messaging);
+    await collector.until(() => collector.received['label-sync'].filter((e) => e.key.startsWith('once-')).length === 24, 20_000, 'all 24');
+  });
+
   it('omits the object of a message over the SNS size limit', async () => {
     const publisher = new EventPublisher({ sns: messaging.sns, topicArn: messaging.topicArn, metrics: new ForwarderMetrics(), onError: (e) => console.error('ERR', (e as Error).message) });
     publisher.start();
