@@ -12,6 +12,7 @@
  */
 import { createRequire } from 'node:module';
 import type { Server } from 'node:http';
+import { parse as legacyUrlParse } from 'node:url';
 
 const require = createRequire(import.meta.url);
 
@@ -41,6 +42,24 @@ export function patchDynalite(): void {
     ['projectionParser', undefined],
   ] as const) {
     memoizeParser(require(`dynalite/db/${name}.js`) as ExpressionParser, valueDependent);
+  }
+  settleUrlParseWarning();
+}
+
+/**
+ * dynalite reads every request's URL with the legacy `url.parse()`. Node warns of that once per process
+ * (DEP0169), but only for a call from outside node_modules: until one such call has warned, every call from
+ * inside node_modules walks the stack to find out where it came from, which made `url.parse()` one of
+ * dynalite's costliest functions. One call from here, with deprecation warnings silenced for its length,
+ * is that first call, so the warning is neither printed nor looked for again.
+ */
+function settleUrlParseWarning(): void {
+  const silenced = process.noDeprecation;
+  process.noDeprecation = true;
+  try {
+    legacyUrlParse('/');
+  } finally {
+    process.noDeprecation = silenced;
   }
 }
 

@@ -176,3 +176,31 @@ describe('local dynalite: each expression parsed once', () => {
     for (let i = 0; i < 2; i++) assert.equal((await query()).Count, 1, `query ${i + 1}`);
   });
 });
+
+describe("local dynalite: the legacy url.parse() warning is settled once", () => {
+  // Node warns of url.parse() (DEP0169) once, for a call from outside node_modules; until then each call from
+  // inside node_modules (dynalite's, one per request) walks the stack looking for one. After patchDynalite()
+  // the warning counts as given: a later call from here warns no more. Each case in a process of its own.
+  const warningsAfter = async (patch: boolean): Promise<{ warnings: string[]; stderr: string }> => {
+    const { execFile } = await import('node:child_process');
+    const script = [
+      patch ? `const { patchDynalite } = await import(${JSON.stringify(new URL('../../infra/local/dynalite.ts', import.meta.url).href)}); patchDynalite();` : '',
+      "const warnings = []; process.on('warning', (w) => warnings.push(w.code ?? w.name));",
+      "(await import('node:url')).parse('/a?b=c', true);",
+      'setImmediate(() => console.log(JSON.stringify(warnings)));',
+    ].join('\n');
+    const { stdout, stderr } = await new Promise<{ stdout: string; stderr: string }>((resolve, reject) =>
+      execFile(process.execPath, ['--input-type=module', '-e', script], (error, stdout, stderr) => (error ? reject(error) : resolve({ stdout, stderr }))),
+    );
+    return { warnings: JSON.parse(stdout) as string[], stderr };
+  };
+
+  it('warns without the patch, and not after it (nor prints anything while settling it)', async () => {
+    const unpatched = await warningsAfter(false);
+    assert.deepEqual(unpatched.warnings, ['DEP0169']);
+    assert.match(unpatched.stderr, /DEP0169/);
+    const patched = await warningsAfter(true);
+    assert.deepEqual(patched.warnings, []);
+    assert.doesNotMatch(patched.stderr, /DEP0169/);
+  });
+});
