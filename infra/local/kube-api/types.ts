@@ -175,6 +175,8 @@ export interface Store {
   readonly kinds: ReadonlyMap<string, KindSpec>;
   readonly revision: number;
   get(ref: ObjectRef): KubeObject | undefined;
+  /** {@link get} without the copy, for a caller that only reads: it must neither change the object nor keep it. */
+  peek(resource: string, namespace: string, name: string): KubeObject | undefined;
   list(resource: string, namespace?: string): KubeObject[];
   create(resource: string, obj: KubeObject): KubeObject;
   /**

@@ -28,7 +28,7 @@ export function namespaceLifecycle(): AdmissionPlugin {
       const namespace = req.object?.metadata?.namespace;
       const spec = req.store.kinds.get(req.resource);
       if (!namespace || (spec && !spec.namespaced)) return;
-      const ns = req.store.get({ resource: '/namespaces', namespace: '', name: namespace });
+      const ns = req.store.peek('/namespaces', '', namespace);
       if (!ns) throw namespaceNotFound(namespace);
       if (isTerminating(ns)) {
         throw forbiddenError(req.resource, name, `unable to create new content in namespace ${namespace} because it is being terminated`, [

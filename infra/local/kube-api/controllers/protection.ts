@@ -7,7 +7,7 @@ import { PV_PROTECTION_FINALIZER, PVC_PROTECTION_FINALIZER } from '../admission/
 import { subscribeShared } from './hub.ts';
 import { ignoreNotFound, WorkQueue } from './queue.ts';
 
-/** Removes `finalizer` from the stored object with an optimistic-concurrency update. */
+/** Removes `finalizer` from the stored object (read with `peek`: copied here) with an optimistic-concurrency update. */
 function removeFinalizer(store: Store, resource: string, obj: KubeObject, finalizer: string): void {
   const next = structuredClone(obj);
   next.metadata.finalizers = (next.metadata.finalizers ?? []).filter((f) => f !== finalizer);
@@ -32,7 +32,7 @@ export function pvcProtectionController(): ClusterController {
     start(store: Store): void {
       queue = new WorkQueue('pvc-protection', (key) => {
         const [namespace, name] = key.split('/');
-        const pvc = store.get({ resource: '/persistentvolumeclaims', namespace, name });
+        const pvc = store.peek('/persistentvolumeclaims', namespace, name);
         if (!pvc?.metadata.deletionTimestamp || !pvc.metadata.finalizers?.includes(PVC_PROTECTION_FINALIZER)) return;
         const inUse = store.kinds.has('/pods') && store.list('/pods', namespace).some((p) => podUsesClaim(p, name));
         if (!inUse) removeFinalizer(store, '/persistentvolumeclaims', pvc, PVC_PROTECTION_FINALIZER);
@@ -65,7 +65,7 @@ export function pvProtectionController(): ClusterController {
     name: 'pv-protection',
     start(store: Store): void {
       queue = new WorkQueue('pv-protection', (name) => {
-        const pv = store.get({ resource: '/persistentvolumes', namespace: '', name });
+        const pv = store.peek('/persistentvolumes', '', name);
         if (!pv?.metadata.deletionTimestamp || !pv.metadata.finalizers?.includes(PV_PROTECTION_FINALIZER)) return;
         if (pv.status?.phase !== 'Bound') removeFinalizer(store, '/persistentvolumes', pv, PV_PROTECTION_FINALIZER);
       });
