@@ -172,6 +172,9 @@ export class ForwarderProcess {
       KUBECONFIG: options.kubeconfig,
       LEADER_ELECT: 'false',
       HEARTBEAT_INTERVAL: '0',
+      // the topic's subscriptions read every 15 s (1 minute by default), so that the plan's spell of failing
+      // subscription reads (faults.ts) fails some of them in the short runs too
+      SUBSCRIPTIONS_REFRESH: '15s',
       POWERTOOLS_LOG_LEVEL: 'WARN',
       POWERTOOLS_METRICS_DISABLED: 'true',
       AWS_REGION: e.AWS_REGION,

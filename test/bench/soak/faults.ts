@@ -10,10 +10,14 @@
  * - SQS, SNS and DynamoDB (the fault proxy in front of fauxqs and dynalite, infra/local/fault-proxy):
  *   throttling and 500s as each service sends them, latency, and DynamoDB writes done whose response is
  *   lost. One deployment serves both clusters, so these hit both (`cluster` is -1).
- * - watch streams cut mid-flight by the emulator (the forwarder keeps running and re-watches), and one
+ * - watch streams cut mid-flight by the emulator (the forwarder keeps running and re-watches), one
  *   DynamoDB outage per run: every DynamoDB request fails with a 500 for a minute (a quarter of the fault
- *   window in shorter runs). These two are drawn after the others from their own forks of the seed, so a
- *   seed plans the same other faults as before they existed.
+ *   window in shorter runs), and one spell of failing subscription reads per run: every
+ *   `ListSubscriptionsByTopic` and `GetSubscriptionAttributes` the forwarders send fails (a 500 or
+ *   throttling) for 90 s (a third of shorter windows), longer than their refresh, so a forwarder's
+ *   read fails and it publishes every event until a read succeeds again (lib/forwarder/topic-subscriptions.ts).
+ *   These three are drawn after the others from their own forks of the seed, so a seed plans the same other
+ *   faults as before they existed.
  * `aws: false` plans none of the AWS faults (the plan of a seed then is the one from before they existed,
  * plus the watch cuts).
  */
@@ -41,7 +45,8 @@ export type FaultKind =
   | 'AWS latency'
   | 'DynamoDB response lost after write'
   | 'watch streams cut'
-  | 'DynamoDB outage';
+  | 'DynamoDB outage'
+  | 'subscription reads failing';
 
 export interface PlannedFault {
   atMs: number;
@@ -185,6 +190,16 @@ export function planFaults(options: FaultPlanOptions): PlannedFault[] {
       cluster: -1,
       durationMs,
       aws: { service: 'dynamodb', kind: 'internal', label: 'dynamodb outage (every operation) internal' },
+    });
+    const s = random.fork(3_000_000);
+    const readsMs = Math.min(90_000, Math.round(options.windowMs / 3));
+    const kind = s.pick(['internal', 'throttle'] as const);
+    faults.push({
+      atMs: s.int(0, options.windowMs - readsMs),
+      kind: 'subscription reads failing',
+      cluster: -1,
+      durationMs: readsMs,
+      aws: { service: 'sns', operations: ['ListSubscriptionsByTopic', 'GetSubscriptionAttributes'], kind, label: `sns subscription reads ${kind}` },
     });
   }
   return faults.sort((a, b) => a.atMs - b.atMs);
