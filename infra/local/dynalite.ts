@@ -51,15 +51,24 @@ export function patchDynalite(): void {
  * (DEP0169), but only for a call from outside node_modules: until one such call has warned, every call from
  * inside node_modules walks the stack to find out where it came from, which made `url.parse()` one of
  * dynalite's costliest functions. One call from here, with deprecation warnings silenced for its length,
- * is that first call, so the warning is neither printed nor looked for again.
+ * is that first call, so the warning is neither printed nor looked for again. It is the process's one
+ * DEP0169: a `url.parse()` of our own in the same process (a test, the in-process stack) would not warn
+ * either; none exists, and the functions' threads each have their own.
  */
 function settleUrlParseWarning(): void {
-  const silenced = process.noDeprecation;
+  // Under --no-deprecation the flag is already set, and read-only.
+  if (process.noDeprecation) {
+    legacyUrlParse('/');
+    return;
+  }
+  const own = Object.hasOwn(process, 'noDeprecation');
+  const before = process.noDeprecation;
   process.noDeprecation = true;
   try {
     legacyUrlParse('/');
   } finally {
-    process.noDeprecation = silenced;
+    if (own) process.noDeprecation = before;
+    else delete (process as { noDeprecation?: boolean }).noDeprecation;
   }
 }
 

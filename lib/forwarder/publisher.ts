@@ -136,8 +136,9 @@ export function messageBody(event: ClusterEvent): string {
 }
 
 /**
- * Each event's body and its size in bytes, built once per event (events are never changed once made): an
- * event waiting for its turn is sized by every batch taken before it goes, and sent once or more after.
+ * Each event's body and its size in bytes, built once per event (events are never changed once made): the
+ * batch that takes an event sizes it, and its message, sent once or again on each retry, is the same string.
+ * The body lives as long as its event (at most the queue's `capacity` of them wait).
  */
 const bodies = new WeakMap<ClusterEvent, { body: string; bytes: number }>();
 

@@ -293,7 +293,7 @@ describe('EventPublisher against fauxqs', () => {
     }
   });
 
-  it('serializes each event once, however many batches look at it while it waits for its group', async () => {
+  it('serializes each event once, for the size of its batch and for its message alike', async () => {
     const publisher = new EventPublisher({ sns: messaging.sns, topicArn: messaging.topicArn, metrics: new ForwarderMetrics() });
     const serialized = new Map<string, number>();
     // Three versions of each of 8 objects: each later version waits while the batches before it are taken.

@@ -181,6 +181,7 @@ describe("local dynalite: the legacy url.parse() warning is settled once", () =>
   // Node warns of url.parse() (DEP0169) once, for a call from outside node_modules; until then each call from
   // inside node_modules (dynalite's, one per request) walks the stack looking for one. After patchDynalite()
   // the warning counts as given: a later call from here warns no more. Each case in a process of its own.
+  const { NODE_OPTIONS: _options, NODE_NO_WARNINGS: _noWarnings, ...childEnv } = process.env;
   const warningsAfter = async (patch: boolean): Promise<{ warnings: string[]; stderr: string }> => {
     const { execFile } = await import('node:child_process');
     const script = [
@@ -190,7 +191,8 @@ describe("local dynalite: the legacy url.parse() warning is settled once", () =>
       'setImmediate(() => console.log(JSON.stringify(warnings)));',
     ].join('\n');
     const { stdout, stderr } = await new Promise<{ stdout: string; stderr: string }>((resolve, reject) =>
-      execFile(process.execPath, ['--input-type=module', '-e', script], (error, stdout, stderr) => (error ? reject(error) : resolve({ stdout, stderr }))),
+      // without whatever NODE_OPTIONS or NODE_NO_WARNINGS the test run has: they decide what is printed
+      execFile(process.execPath, ['--input-type=module', '-e', script], { env: childEnv }, (error, stdout, stderr) => (error ? reject(error) : resolve({ stdout, stderr }))),
     );
     return { warnings: JSON.parse(stdout) as string[], stderr };
   };

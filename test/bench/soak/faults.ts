@@ -14,8 +14,9 @@
  *   DynamoDB outage per run: every DynamoDB request fails with a 500 for a minute (a quarter of the fault
  *   window in shorter runs), and one spell of failing subscription reads per run: every
  *   `ListSubscriptionsByTopic` and `GetSubscriptionAttributes` the forwarders send fails (a 500 or
- *   throttling) for 90 s (a third of shorter windows), longer than their refresh, so a forwarder's
- *   read fails and it publishes every event until a read succeeds again (lib/forwarder/topic-subscriptions.ts).
+ *   throttling) for 90 s (a third of shorter windows), longer than the soak's 15-s refresh in any window of
+ *   45 s or more, so a forwarder's read fails and it publishes every event until a read succeeds again
+ *   (lib/forwarder/topic-subscriptions.ts).
  *   These three are drawn after the others from their own forks of the seed, so a seed plans the same other
  *   faults as before they existed.
  * `aws: false` plans none of the AWS faults (the plan of a seed then is the one from before they existed,
