@@ -15,7 +15,6 @@ import { readFileSync } from 'node:fs';
 import { DescribeClusterCommand, EKSClient } from '@aws-sdk/client-eks';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import {
-  CoreV1Api,
   createConfiguration,
   KubeConfig,
   ServerConfiguration,
@@ -159,11 +158,6 @@ export class KubeClients {
     const api = makeBudgetedApiClient(kubeConfig, apiClass, this.#budget?.(cluster));
     this.#apis.set(cacheKey, { api, expiresAt });
     return api;
-  }
-
-  /** Shorthand for the core/v1 API. */
-  coreV1(cluster: string): Promise<CoreV1Api> {
-    return this.api(cluster, CoreV1Api);
   }
 
   /** Drops cached configurations (e.g. after a 401 from an expired credential). */

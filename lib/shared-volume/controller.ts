@@ -13,6 +13,7 @@ import { randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import { KubeClients, clusterIdsFromEnv } from '../kube/client.ts';
+import { coreV1 } from '../kube/core-v1.ts';
 import { KubeJsonApi } from '../kube/json-api.ts';
 import { runWithStorageCluster } from '../storage/clusters.ts';
 import { KubeEventRecorder, type EventRecorder } from '../kube/recorder.ts';
@@ -83,7 +84,7 @@ export function createSharedVolumeController(options: SharedVolumeControllerOpti
       if (!cache) caches.set(request.cluster, (cache = new SharedVolumeCache({ doc: ctx.doc, table: ctx.tables.control, cluster: request.cluster })));
       const reconciler = new SharedVolumeReconciler({
         storage: options.storage,
-        core: await ctx.kube.coreV1(request.cluster),
+        core: await coreV1(ctx.kube, request.cluster),
         recorder: ctx.recorder,
         cache,
         config: options.config,
@@ -243,7 +244,7 @@ function createClusterPoller(options: ScheduledPollerOptions): (cluster: string,
       summary.owner = true;
       const reconciler = new SharedVolumeReconciler({
         storage: options.storage,
-        core: await k.coreV1(cluster),
+        core: await coreV1(k, cluster),
         recorder,
         cache,
         config,

@@ -15,6 +15,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeClients } from '../../lib/kube/client.ts';
+import { coreV1 } from '../../lib/kube/core-v1.ts';
 
 const now = (): number => performance.timeOrigin + performance.now();
 
@@ -161,7 +162,7 @@ async function clientCpu(): Promise<{ getUs: number; updateUs: number; requests:
   const kubeconfig = join(dir, 'kubeconfig');
   const secure = await startServer(['--authorization-mode', 'AlwaysAllow', '--write-kubeconfig', kubeconfig]);
   try {
-    const core = await new KubeClients({ env: { KUBECONFIG: kubeconfig } }).coreV1('bench');
+    const core = await coreV1(new KubeClients({ env: { KUBECONFIG: kubeconfig } }), 'bench');
     const requests = 3000;
     // `call(i, worker)`: each of the 10 workers has its own object.
     const measure = async (call: (i: number, worker: number) => Promise<unknown>): Promise<number> => {

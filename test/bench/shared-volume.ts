@@ -48,6 +48,7 @@ import type { KubeObject } from '../../infra/local/kube-api/types.ts';
 import { STORAGE_API_CREDENTIALS } from '../../infra/local/stack/stack.ts';
 import { PRICES } from './prices.ts';
 import { BenchStack, emitControllerReport, envNumber, envSizes, PollingTracker, progress, round, runBurst, runSingles, warmBurstNames, type BenchOperation } from './support/harness.ts';
+import { coreV1 } from '../../lib/kube/core-v1.ts';
 
 const SINGLES = envNumber('BENCH_SINGLES', 5);
 const VOLUMES = envNumber('BENCH_VOLUMES', 100);
@@ -168,7 +169,7 @@ async function steadyState(bench: BenchStack, published: number): Promise<Record
       dynamo: { ...dynamoCounts },
     };
   };
-  const coreApi = await kube.coreV1('local');
+  const coreApi = await coreV1(kube, 'local');
   /**
    * A reconciler as a new container of the function builds it; `clockSkewMs` moves its cache's clock (to see
    * entries expired); `apiReads` leaves the object cache out (every claim, Service and Endpoints read is a GET,

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { kubeconfigFor, startKubeApi, type KubeApi } from '../../infra/local/kube-api/index.ts';
 import { ClusterConfigError, KubeClients, parseClusters } from '../../lib/kube/client.ts';
+import { coreV1 } from '../../lib/kube/core-v1.ts';
 import { isAlreadyExists, isConflict, isInvalid, isNotFound, isTooManyRequests, retryAfterMs } from '../../lib/kube/errors.ts';
 import { ApiBudget } from '../../lib/state/bucket.ts';
 import { startDynalite, type Dynalite } from '../support/dynalite.ts';
@@ -35,24 +36,24 @@ describe('KubeClients and API error helpers against the emulator', () => {
 
   test('KUBECONFIG serves any cluster id; clients are cached per cluster', async () => {
     const clients = new KubeClients({ env: { KUBECONFIG: kubeconfig } });
-    const core = await clients.coreV1('local');
-    assert.equal(await clients.coreV1('local'), core);
+    const core = await coreV1(clients, 'local');
+    assert.equal(await coreV1(clients, 'local'), core);
     const ns = await core.readNamespace({ name: 'default' });
     assert.equal(ns.metadata?.name, 'default');
   });
 
   test('CLUSTERS selects a kubeconfig per cluster and rejects unknown ids', async () => {
     const clients = new KubeClients({ env: { CLUSTERS: JSON.stringify({ east: { kubeconfig } }) } });
-    assert.equal((await (await clients.coreV1('east')).readNamespace({ name: 'kube-system' })).metadata?.name, 'kube-system');
-    await assert.rejects(clients.coreV1('west'), ClusterConfigError);
+    assert.equal((await (await coreV1(clients, 'east')).readNamespace({ name: 'kube-system' })).metadata?.name, 'kube-system');
+    await assert.rejects(coreV1(clients, 'west'), ClusterConfigError);
     assert.throws(() => parseClusters('{"x":{"eks":{}}}'), ClusterConfigError);
     assert.throws(() => parseClusters('not json'), ClusterConfigError);
     assert.deepEqual(parseClusters('{"prod":{"eks":{"name":"prod","region":"eu-west-1"}}}'), { prod: { eks: { name: 'prod', region: 'eu-west-1' } } });
-    await assert.rejects(new KubeClients({ env: {} }).coreV1('any'), ClusterConfigError);
+    await assert.rejects(coreV1(new KubeClients({ env: {} }), 'any'), ClusterConfigError);
   });
 
   test('error helpers classify real API failures', async () => {
-    const core = await new KubeClients({ env: { KUBECONFIG: kubeconfig } }).coreV1('local');
+    const core = await coreV1(new KubeClients({ env: { KUBECONFIG: kubeconfig } }), 'local');
     const failure = async (call: () => Promise<unknown>) => {
       try {
         await call();
@@ -90,7 +91,7 @@ describe('KubeClients and API error helpers against the emulator', () => {
       },
     });
     const clients = new KubeClients({ env: { KUBECONFIG: kubeconfig }, budget: () => budget });
-    const core = await clients.coreV1('budgeted');
+    const core = await coreV1(clients, 'budgeted');
     for (let i = 0; i < 3; i++) await core.readNamespace({ name: 'default' });
     const stored = await budget.read();
     assert.ok(stored && stored.tokens < 30, 'the shared bucket was drawn from');
@@ -145,7 +146,7 @@ describe('connections to an https API server', () => {
   test('functions: one pool per kubeconfig, its connections kept alive and built from one TLS context', async () => {
     const file = join(dir, 'functions');
     await kube.writeKubeconfig(file);
-    const core = await new KubeClients({ env: { KUBECONFIG: file } }).coreV1('local');
+    const core = await coreV1(new KubeClients({ env: { KUBECONFIG: file } }), 'local');
     const opened = kube.connectionsAccepted();
     const built = await secureContextsBuiltBy(async () => {
       for (let i = 0; i < 10; i++) await core.readNamespace({ name: 'default' });
@@ -163,7 +164,7 @@ describe('connections to an https API server', () => {
 
     const anonymous = join(dir, 'anonymous');
     await writeFile(anonymous, kubeconfigFor(kube.url, undefined, kube.caCert));
-    const without = await new KubeClients({ env: { KUBECONFIG: anonymous } }).coreV1('local');
+    const without = await coreV1(new KubeClients({ env: { KUBECONFIG: anonymous } }), 'local');
     await assert.rejects(without.readNamespace({ name: 'default' }), (error: { code?: number }) => error.code === 401, 'no token, no access: the token above was sent');
   });
 
@@ -189,7 +190,7 @@ describe('connections to an https API server', () => {
     const wrongCa = join(dir, 'wrong-ca');
     // `other`'s certificate as the CA: `kube`'s certificate does not chain to it.
     await writeFile(wrongCa, kubeconfigFor(kube.url, undefined, other.caCert));
-    const core = await new KubeClients({ env: { KUBECONFIG: wrongCa } }).coreV1('local');
+    const core = await coreV1(new KubeClients({ env: { KUBECONFIG: wrongCa } }), 'local');
     await assert.rejects(core.readNamespace({ name: 'default' }), (error: Error) => /certificate|self.signed|verify/i.test(`${error.message} ${(error.cause as Error | undefined)?.message ?? ''}`));
     const kc = new KubeConfig();
     kc.loadFromString(kubeconfigFor(kube.url, undefined, other.caCert));
@@ -197,7 +198,7 @@ describe('connections to an https API server', () => {
 
     const insecure = join(dir, 'insecure');
     await writeFile(insecure, kubeconfigFor(kube.url, kube.auth?.adminToken));
-    const skipping = await new KubeClients({ env: { KUBECONFIG: insecure } }).coreV1('local');
+    const skipping = await coreV1(new KubeClients({ env: { KUBECONFIG: insecure } }), 'local');
     assert.equal((await skipping.readNamespace({ name: 'default' })).metadata?.name, 'default');
   });
 });
@@ -288,7 +289,7 @@ describe("requests through undici's dispatcher API (lib/kube/http.ts)", () => {
     try {
       const file = join(dir, 'kubeconfig');
       await kube.writeKubeconfig(file);
-      const core = await new KubeClients({ env: { KUBECONFIG: file } }).coreV1('local');
+      const core = await coreV1(new KubeClients({ env: { KUBECONFIG: file } }), 'local');
       const created = await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'through' }, data: { a: '1' } } });
       await assert.rejects(core.createNamespacedConfigMap({ namespace: 'default', body: created }), (error) => isAlreadyExists(error));
       const read = await core.readNamespacedConfigMap({ name: 'through', namespace: 'default' });

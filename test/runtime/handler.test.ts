@@ -10,6 +10,7 @@ import { ApiBudget } from '../../lib/state/bucket.ts';
 import { ObjectCache } from '../../lib/state/cache.ts';
 import { indexAttributes } from '../../lib/kube/cache-index.ts';
 import { KubeClients } from '../../lib/kube/client.ts';
+import { coreV1 } from '../../lib/kube/core-v1.ts';
 import type { RuntimeContext } from '../../lib/runtime/handler.ts';
 import type { Context } from 'aws-lambda';
 import { CapturedMetrics, clusterEvent, handBuiltRecord, silentLogger, startRuntimeFixture, type RuntimeFixture } from './harness.ts';
@@ -450,7 +451,7 @@ describe('createSqsHandler against dynalite and fauxqs', () => {
       kinds: KINDS,
       async reconcile(request, ctx) {
         seen.push(request.cluster);
-        await ctx.kube.coreV1(request.cluster);
+        await coreV1(ctx.kube, request.cluster);
       },
     };
     const kube = new KubeClients({ env: { CLUSTERS: JSON.stringify({ other: { kubeconfig: 'apiVersion: v1' } }) } });

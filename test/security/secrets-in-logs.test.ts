@@ -18,6 +18,7 @@ import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from '@kuberne
 import { KubeClients } from '../../lib/kube/client.ts';
 import { parseStorageSecret } from '../../lib/storage/credentials.ts';
 import { eventually, startTestStack, type Stack } from '../support/stack.ts';
+import { coreV1 } from '../../lib/kube/core-v1.ts';
 
 const PASSWORD = 'pw-5ecret-Qx7-storage';
 const TOKEN = 'tok-5ecret-Zr4-kubeconfig';
@@ -183,7 +184,7 @@ describe('no secret in any log line or error message', () => {
     await capture(Promise.resolve().then(() => parseStorageSecret(`{"password": "${PASSWORD}" oops`, 'storage-secret')));
     const bad = (await readFile(stack.identities!.functions.binder.kubeconfigPath, 'utf8')).replace(/token: \S+/, `token: ${API_TOKEN}`);
     await writeFile(file, bad);
-    const core = await new KubeClients({ env: { KUBECONFIG: file } }).coreV1('local');
+    const core = await coreV1(new KubeClients({ env: { KUBECONFIG: file } }), 'local');
     await capture(core.listNode());
     assert.match(messages[0], /is not a valid kubeconfig: bad indentation of a mapping entry at line 5/);
     assert.match(messages.join('\n'), /HTTP-Code: 401/);

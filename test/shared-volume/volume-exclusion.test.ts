@@ -24,6 +24,7 @@ import { ObjectCache } from '../../lib/state/cache.ts';
 import { indexAttributes } from '../../lib/kube/cache-index.ts';
 import { LeaseStore } from '../../lib/state/lease.ts';
 import { claimRequest, NS, runtimeContext, startStandIns, type StandIns } from './support.ts';
+import { coreV1 } from '../../lib/kube/core-v1.ts';
 
 const config: SharedVolumeConfig = { ...DEFAULT_CONFIG, pollIntervalMs: 200, createPollIntervalMs: 20 };
 const MOUNT_PUT = ['PUT', '/v2/namespaces/{namespaceID}/volumes/{id}/nfs/mount-endpoint'] as const;
@@ -74,7 +75,7 @@ describe('one invocation per volume: the poll and the event path exclude each ot
   const pollReconciler = async (clusterId: string, storage: SharedVolumeApi = s.storage) =>
     new SharedVolumeReconciler({
       storage,
-      core: await s.kubeClients.coreV1(clusterId),
+      core: await coreV1(s.kubeClients, clusterId),
       recorder: new MemoryEventRecorder(),
       cache: new SharedVolumeCache({ doc: s.db.doc, table: s.db.tables.control, cluster: clusterId }),
       config,

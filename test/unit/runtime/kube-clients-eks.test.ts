@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { KubeClients } from '../../../lib/kube/client.ts';
 import { EKS_TOKEN_LIFETIME_MS, EKS_TOKEN_PREFIX } from '../../../lib/kube/eks-token.ts';
+import { coreV1 } from '../../../lib/kube/core-v1.ts';
 
 test('CLUSTERS with an EKS entry: bearer token for that cluster name, endpoint and CA from the entry, remade after 14 min', async () => {
   let clock = Date.now();
@@ -23,10 +24,10 @@ test('CLUSTERS with an EKS entry: bearer token for that cluster name, endpoint a
   assert.equal(url.host, 'sts.eu-west-1.amazonaws.com');
   assert.match(url.searchParams.get('X-Amz-Credential') ?? '', /^AKID\/\d{8}\/eu-west-1\/sts\/aws4_request$/);
   assert.equal(await clients.kubeConfig('prod'), first, 'cached while the token is fresh');
-  const core = await clients.coreV1('prod');
-  assert.equal(await clients.coreV1('prod'), core, 'API clients are cached too');
+  const core = await coreV1(clients, 'prod');
+  assert.equal(await coreV1(clients, 'prod'), core, 'API clients are cached too');
   clock += EKS_TOKEN_LIFETIME_MS + 1;
   const second = await clients.kubeConfig('prod');
   assert.notEqual(second, first, 'an aged token is remade');
-  assert.notEqual(await clients.coreV1('prod'), core, 'and API clients are rebuilt on the new token');
+  assert.notEqual(await coreV1(clients, 'prod'), core, 'and API clients are rebuilt on the new token');
 });
