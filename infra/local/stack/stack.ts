@@ -120,6 +120,11 @@ export interface StackOptions {
    * every function whose `functions/<name>.ts` exists runs from source in its own worker thread.
    */
   functions?: Record<string, LambdaHandler>;
+  /**
+   * A folder of bundles as `npm run build` makes them (`<dir>/<name>/index.mjs`, infra/build/bundle.ts
+   * `outDir`): each function runs from its bundle, the code that is deployed, instead of from source.
+   */
+  functionBundles?: string;
   /** A real cluster's kubeconfig: no emulator is started, functions and forwarder use this file. */
   kubeconfig?: string;
   /** Start the Kubernetes API emulator (default: true unless `kubeconfig` is given). */
@@ -474,7 +479,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         if (h) handlers.set(def.name, { def, handler: h });
         continue;
       }
-      const entry = join(root, 'functions', `${kebabCase(def.name)}.ts`);
+      const entry = options.functionBundles ? join(options.functionBundles, def.name, 'index.mjs') : join(root, 'functions', `${kebabCase(def.name)}.ts`);
       if (!existsSync(entry)) {
         warn(`function ${def.name}: ${entry} does not exist yet; not running it`);
         continue;
