@@ -97,18 +97,19 @@ describe('retries: 5xx and transport errors back off, bounded per call', () => {
   });
 
   test('50 concurrent creates through 5xx, lost answers and timeouts: every call returns the one volume of its name', async () => {
-    // A timeout with room for 50 concurrent requests on a loaded 2-core machine; the held requests outlast it.
-    const client = s.newClient({ timeoutMs: 500 });
+    // A timeout with room for 50 concurrent requests on a loaded 2-core machine (500 ms timed out four times
+    // in a row once, with a bundling and a stack running beside the suite); the held requests outlast it.
+    const client = s.newClient({ timeoutMs: 1000 });
     await client.listNamespaces();
     s.api.faults.add({ method: 'POST', path: '/v2/namespaces/*/volumes', status: 503, times: 10 });
     s.api.faults.add({ method: 'POST', path: '/v2/namespaces/*/volumes', loseResponse: true, times: 10 });
-    s.api.faults.add({ method: 'POST', path: '/v2/namespaces/*/volumes', latencyMs: 1000, times: 5 });
+    s.api.faults.add({ method: 'POST', path: '/v2/namespaces/*/volumes', latencyMs: 2000, times: 5 });
     const names = Array.from({ length: 50 }, (_, i) => `pvc-storm-${i}`);
     const created = await Promise.all(names.map((name) => client.createVolume({ namespace: 'storm', name, sizeBytes: 2 ** 30 })));
     assert.equal(s.api.faults.list().length, 0, 'every fault fired');
     // Requests held past the client's timeout still run on the server; let them finish (they get 409).
     while (s.api.requests.get('POST', '/v2/namespaces/{namespaceID}/volumes') < 50 + 25) await new Promise((r) => setTimeout(r, 20));
-    await new Promise((r) => setTimeout(r, 1050));
+    await new Promise((r) => setTimeout(r, 2050));
     const onServer = s.api.state.allVolumes().filter((v) => v.name.startsWith('pvc-storm-'));
     assert.equal(onServer.length, 50);
     const byName = new Map(onServer.map((v) => [v.name, v.id]));
