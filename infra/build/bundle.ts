@@ -15,7 +15,7 @@
  * its effect alone is a polyfill of `File` for Node 18, a global on Node 24. Only the shared-volume function,
  * which calls the generated `CoreV1Api` (lib/kube/core-v1.ts), still carries it. A smaller bundle is a
  * shorter cold start: with minification (below) the binder's bundle is 7.9 → 2.2 MB, and importing it in a
- * new process takes a fifth less time (README, session 29).
+ * new process takes a fifth less time (`npm run bench:cold-start`; README, session 29).
  *
  * @example
  * // node infra/build/bundle.ts [--only binder,resync]
@@ -42,7 +42,7 @@ export interface BundleOptions {
   root?: string;
   /** Only these functions (default: all that serverless.yml declares). */
   only?: readonly string[];
-  /** Where the bundles go (`<outDir>/<name>/index.mjs`); default the project's `.build`, where osls packages them from. */
+  /** Where the bundles go (`<outDir>/<name>/index.mjs`, relative to `root`); default the project's `.build`, where osls packages them from. */
   outDir?: string;
 }
 
@@ -72,26 +72,36 @@ const ESM_SHIMS = [
 /** Packages bundled as free of side effects, though their package.json does not say so (see the module comment). */
 export const SIDE_EFFECT_FREE = ['@kubernetes/client-node'];
 
+/** Whether `file` is a module of one of the {@link SIDE_EFFECT_FREE} packages itself (not of a package nested in it). */
+function sideEffectFreeModule(file: string): boolean {
+  const marker = `${sep}node_modules${sep}`;
+  const at = file.lastIndexOf(marker);
+  if (at < 0) return false;
+  const rest = file.slice(at + marker.length);
+  return SIDE_EFFECT_FREE.some((name) => rest.startsWith(`${name.replaceAll('/', sep)}${sep}`));
+}
+
 /**
  * Marks every module of the {@link SIDE_EFFECT_FREE} packages as free of side effects, so esbuild drops what
- * nothing uses: the packages themselves, and each relative import from inside them (their modules name
- * their files in full, as ESM does; anything else goes through esbuild's own resolution). Nothing else is
- * looked at: a resolution per import of the whole bundle makes bundling fifteen times slower.
+ * nothing uses: the packages themselves, and each relative import from inside them to inside them (their
+ * modules name their files in full, as ESM does; anything else goes through esbuild's own resolution).
+ * Nothing else is looked at: a resolution per import of the whole bundle makes bundling fifteen times slower.
  */
 const sideEffectFree: Plugin = {
   name: 'side-effect-free',
   setup(build) {
-    const dirs = SIDE_EFFECT_FREE.map((name) => `${sep}node_modules${sep}${name.replaceAll('/', sep)}${sep}`);
     const escaped = SIDE_EFFECT_FREE.map((name) => name.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'));
     const resolveMarked = async (args: OnResolveArgs): Promise<OnResolveResult | undefined> => {
       const resolved = await build.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: { marking: true } });
-      return resolved.errors.length > 0 ? undefined : { ...resolved, sideEffects: false };
+      return resolved.errors.length > 0 || !sideEffectFreeModule(resolved.path) ? undefined : { ...resolved, sideEffects: false };
     };
-    build.onResolve({ filter: new RegExp(`^(${escaped.join('|')})(/|$)`) }, (args) => ((args.pluginData as { marking?: boolean } | undefined)?.marking ? undefined : resolveMarked(args)));
+    const marking = (args: OnResolveArgs) => (args.pluginData as { marking?: boolean } | undefined)?.marking === true;
+    build.onResolve({ filter: new RegExp(`^(${escaped.join('|')})(/|$)`) }, (args) => (marking(args) ? undefined : resolveMarked(args)));
     build.onResolve({ filter: /^\.\.?\// }, (args) => {
-      if ((args.pluginData as { marking?: boolean } | undefined)?.marking || !dirs.some((dir) => args.importer.includes(dir))) return undefined;
+      if (marking(args) || !sideEffectFreeModule(args.importer)) return undefined;
       const path = resolve(args.resolveDir, args.path);
-      return existsSync(path) && statSync(path).isFile() ? { path, sideEffects: false } : resolveMarked(args);
+      if (!existsSync(path) || !statSync(path).isFile()) return resolveMarked(args);
+      return sideEffectFreeModule(path) ? { path, sideEffects: false } : undefined;
     });
   },
 };
@@ -110,7 +120,7 @@ export async function bundleFunctions(options: BundleOptions = {}): Promise<Bund
   for (const spec of specs) if (!(await exists(join(root, spec.entry)))) throw new MissingEntryError(spec);
   const results: BundleResult[] = [];
   for (const spec of specs) {
-    const outfile = options.outDir ? join(options.outDir, spec.name, basename(spec.outfile)) : join(root, spec.outfile);
+    const outfile = options.outDir ? join(resolve(root, options.outDir), spec.name, basename(spec.outfile)) : join(root, spec.outfile);
     await rm(dirname(outfile), { recursive: true, force: true });
     await mkdir(dirname(outfile), { recursive: true });
     await build({

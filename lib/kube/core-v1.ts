@@ -3,9 +3,9 @@
  * client of {@link KubeClients.api} does.
  *
  * It lives apart from lib/kube/client.ts on purpose: whatever refers to `CoreV1Api` brings the whole
- * generated client of @kubernetes/client-node into its function's bundle (every API group and model, 3.5 MB
- * of the binder's 7.8), and only the shared-volume controller uses it; the others speak JSON through
- * lib/kube/json-api.ts. See infra/build/bundle.ts.
+ * generated client of @kubernetes/client-node into its function's bundle (every API group and model: 3.5 MB
+ * of the binder's 7.9 before it was left out), and only the shared-volume controller uses it; the others
+ * speak JSON through lib/kube/json-api.ts. See infra/build/bundle.ts.
  */
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { KubeClients } from './client.ts';

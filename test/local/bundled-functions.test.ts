@@ -2,7 +2,7 @@
  * The deployed artifact itself: every function bundled as `npm run build` bundles it (infra/build/bundle.ts,
  * here into a folder of the test's own), run by the local stack from its bundle (`functionBundles`), and a
  * static claim bound and a default-class claim provisioned and bound through the bundled binder and
- * provisioner, via the forwarder, SNS and SQS. The bundles leave out @kubernetes/client-node's generated
+ * provisioner, via the forwarder, SNS and SQS, and the scheduled resync run through. The bundles leave out @kubernetes/client-node's generated
  * client, which only the shared-volume function uses: the whole of it is most of a bundle, and read and
  * compiled at every cold start.
  */
@@ -81,5 +81,10 @@ describe('the functions as bundled for deployment, on the local stack', () => {
     assert.equal(volume.spec?.claimRef?.uid, claim.metadata?.uid);
     assert.ok(volume.metadata?.annotations?.['pv.kubernetes.io/provisioned-by'], 'provisioned by the provisioner');
     assert.ok(stack.storageApi?.state.allVolumes().some((v) => v.name === volume.metadata?.name), 'its backend volume exists');
+  });
+
+  it('runs the bundled resync to the end without errors', async () => {
+    const report = (await stack.invoke('resync', { source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} })) as { errors?: unknown[] };
+    assert.deepEqual(report.errors, []);
   });
 });
