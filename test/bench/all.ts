@@ -21,6 +21,7 @@
  * | label-sync | `bench:label-sync` | node label changes → storage node: one alone, 100 at once, 100 more warm, 100 at KCM's budget; a resync with nothing to do |
  * | kube-api | `bench:kube-api` | the API emulator itself |
  * | aws-sdk | `bench:aws-sdk` | CPU per AWS SDK call: the SDK's default client, claimflow's, the SDK without transport |
+ * | cold-start | `bench:cold-start` | each function's bundle: its size, and its import in a new process (the code's part of a cold start) |
  */
 import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
@@ -31,7 +32,7 @@ import { PRICES } from './prices.ts';
 import { CONTROLLER_HEADER, controllerRows, table, type ControllerReport } from './support/report.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const BENCHES = ['binder', 'provisioner', 'scale', 'pipeline', 'shared-volume', 'label-sync', 'kube-api', 'aws-sdk'];
+const BENCHES = ['binder', 'provisioner', 'scale', 'pipeline', 'shared-volume', 'label-sync', 'kube-api', 'aws-sdk', 'cold-start'];
 const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean);
 const selected = only ? BENCHES.filter((b) => only.includes(b)) : BENCHES;
 
@@ -108,6 +109,12 @@ if (r('kube-api')) {
 if (r('aws-sdk')) {
   const a = r('aws-sdk');
   add('aws-sdk', 'CPU µs per GetItem: SDK default / claimflow / no transport', `${fmt(a.cpuUsPerCall?.sdkDefault?.get)} / ${fmt(a.cpuUsPerCall?.claimflow?.get)} / ${fmt(a.cpuUsPerCall?.noTransport?.get)}`, 'npm run bench:aws-sdk');
+}
+
+if (r('cold-start')) {
+  for (const [name, f] of Object.entries((r('cold-start').functions ?? {}) as Record<string, any>)) {
+    add('cold-start', `${name}: bundle KiB; import ms (CPU ms), median of ${fmt(r('cold-start').startsPerFunction)} new processes`, `${fmt(f.bundleKiB)}; ${fmt(f.importMs?.median)} (${fmt(f.importCpuMs?.median)})`, 'npm run bench:cold-start');
+  }
 }
 
 const controllers = ['binder', 'provisioner', 'shared-volume', 'label-sync'].map((n) => r(n) as ControllerReport | undefined).filter((x): x is ControllerReport => x !== undefined);
