@@ -9,7 +9,7 @@
  * (comma-separated names) runs a subset; `BENCH_AWS=embedded` runs fauxqs and dynalite inside the binder,
  * provisioner and scale benches' process instead of their own, and `BENCH_FUNCTIONS=inline` runs their
  * functions in the main thread instead of a thread of their own (support/harness.ts). At the defaults the
- * whole run takes 12–13 minutes on a 2-core machine.
+ * whole run takes 11–14 minutes on a 2-core machine.
  *
  * | bench | npm script | what |
  * |---|---|---|
