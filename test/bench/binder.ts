@@ -11,7 +11,8 @@
  *    last Bound), and per bind: API reads and writes (by verb and resource, events included), messages,
  *    DynamoDB requests and capacity units (the functions' and the forwarder's), SQS/SNS/Lambda counts and
  *    the cost per 1,000 binds (test/bench/prices.ts). `warmBurst`: the same burst again on the now warm
- *    stack (`BENCH_WARM_BURST`, support/harness.ts).
+ *    stack (`BENCH_WARM_BURST`, support/harness.ts). `steadyBurst`: the median of `BENCH_STEADY_BURSTS`
+ *    (default 5) more, each on volumes of its own, once V8 has compiled what the bursts run.
  * 3. `kcmBudget`: the same burst on a fresh stack at kube-controller-manager's default budget (20 QPS,
  *    burst 30) for each size in `BENCH_BUDGET_SIZES` (default 100,1000): the most API requests the functions
  *    sent in any one second (must stay ≤ QPS + burst) and throughput ÷ (QPS ÷ API requests per bind), which
@@ -44,7 +45,7 @@ import { ApiBudget, KCM_CLIENT_DEFAULTS } from '../../lib/state/bucket.ts';
 import { BinderApi } from '../../lib/binder/api.ts';
 import { COMPONENT } from '../../lib/binder/constants.ts';
 import { reconcileBinder, type BinderDeps } from '../../lib/binder/controller.ts';
-import { BenchStack, claimOperation, emitControllerReport, envNumber, envSizes, percentile, progress, round, runBurst, runSingles, startBenchDynalite, warmBurstNames } from './support/harness.ts';
+import { BenchStack, claimOperation, emitControllerReport, envNumber, envSizes, percentile, progress, round, runBurst, runSingles, runSteadyBursts, startBenchDynalite, steadyBurstNames, warmBurstNames } from './support/harness.ts';
 import { Tally, meterDynamo } from './support/meter.ts';
 
 const SINGLES = envNumber('BENCH_SINGLES', 5);
@@ -83,7 +84,7 @@ async function startBench(budget: { qps: number; burst: number }, volumes: numbe
   }
 }
 
-async function atTargetBudget(): Promise<{ single?: Record<string, unknown>; burst?: Record<string, unknown>; warmBurst?: Record<string, unknown> }> {
+async function atTargetBudget(): Promise<{ single?: Record<string, unknown>; burst?: Record<string, unknown>; warmBurst?: Record<string, unknown>; steadyBurst?: Record<string, unknown> }> {
   if (SINGLES + CLAIMS === 0) return {};
   progress(`binder: ${SINGLES} single binds, then ${CLAIMS} claims ${CONCURRENCY} at a time; budget ${BUDGET.qps} QPS / burst ${BUDGET.burst}`);
   const names = Array.from({ length: CLAIMS }, (_, i) => `claim-${i}`);
@@ -100,7 +101,16 @@ async function atTargetBudget(): Promise<{ single?: Record<string, unknown>; bur
       if (!(await bench.settle({ timeoutMs: 300_000 }))) progress('warning: the warm burst\'s objects did not settle');
     }
     const warmBurst = again.length > 0 ? await runBurst(bench, again, claimOperation(bench, (_, i) => claimSpec(SINGLES + CLAIMS + i)), { concurrency: CONCURRENCY, timeoutMs: 600_000 }) : undefined;
-    return { single, burst, warmBurst };
+    // Each steady round on volumes of its own, added and settled before it is counted, as the warm burst's.
+    const steadyBurst = CLAIMS > 0
+      ? await runSteadyBursts(async (round) => {
+          const first = SINGLES + CLAIMS + again.length + round * CLAIMS;
+          addAvailableVolumes(bench, first, first + CLAIMS);
+          if (!(await bench.settle({ timeoutMs: 300_000 }))) progress('warning: a steady burst\'s objects did not settle');
+          return runBurst(bench, steadyBurstNames(names, round), claimOperation(bench, (_, i) => claimSpec(first + i)), { concurrency: CONCURRENCY, timeoutMs: 600_000 });
+        })
+      : undefined;
+    return { single, burst, warmBurst, steadyBurst };
   } finally {
     await bench.stop();
   }
@@ -197,7 +207,7 @@ async function scaling(): Promise<Record<string, unknown>> {
 }
 
 const started = Date.now();
-const { single, burst, warmBurst } = await atTargetBudget();
+const { single, burst, warmBurst, steadyBurst } = await atTargetBudget();
 const kcmBudget: Record<string, unknown>[] = [];
 for (const size of BUDGET_SIZES) kcmBudget.push(await atKcmBudget(size));
 emitControllerReport({
@@ -207,6 +217,7 @@ emitControllerReport({
   single,
   burst,
   warmBurst,
+  steadyBurst,
   kcmBudget,
   scaling: SCALE_CLAIMS > 0 ? await scaling() : undefined,
 }, started);

@@ -16,7 +16,9 @@
  * 3. `delete`: the burst's claims deleted `BENCH_CONCURRENCY` at a time: claim deleted → PV gone (backend
  *    volume deleted first), p50/p99, per-claim figures, backend volumes left; `BENCH_ATTACHMENTS` (default
  *    500) VolumeAttachments of other volumes exist meanwhile, which each deletion's guard must pass over.
- * 4. `kcmBudget`: the burst on a fresh stack at kube-controller-manager's default budget (20 QPS, burst
+ * 4. `steadyBurst`: the median of `BENCH_STEADY_BURSTS` (default 5) more bursts after the deletion, once V8
+ *    has compiled what the bursts run (support/harness.ts).
+ * 5. `kcmBudget`: the burst on a fresh stack at kube-controller-manager's default budget (20 QPS, burst
  *    30) for each size in `BENCH_BUDGET_SIZES` (default 100; `100,1000` for the long run): the most API
  *    requests the functions sent in one second (≤ QPS + burst) and throughput ÷ (QPS ÷ requests per claim).
  *
@@ -32,7 +34,7 @@ process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
 import { performance } from 'node:perf_hooks';
 import { KCM_CLIENT_DEFAULTS } from '../../lib/state/bucket.ts';
 import type { KubeObject } from '../../infra/local/kube-api/types.ts';
-import { BenchStack, claimOperation, emitControllerReport, envNumber, envSizes, measure, pool, progress, runBurst, runSingles, warmBurstNames } from './support/harness.ts';
+import { BenchStack, claimOperation, emitControllerReport, envNumber, envSizes, measure, pool, progress, runBurst, runSingles, runSteadyBursts, steadyBurstNames, warmBurstNames } from './support/harness.ts';
 
 const SINGLES = envNumber('BENCH_SINGLES', 5);
 const CLAIMS = envNumber('BENCH_CLAIMS', 100);
@@ -118,7 +120,7 @@ async function runDeletes(bench: BenchStack, claims: readonly string[]): Promise
   }
 }
 
-async function atTargetBudget(): Promise<{ single?: Record<string, unknown>; burst?: Record<string, unknown>; warmBurst?: Record<string, unknown>; deletion?: Record<string, unknown> }> {
+async function atTargetBudget(): Promise<{ single?: Record<string, unknown>; burst?: Record<string, unknown>; warmBurst?: Record<string, unknown>; deletion?: Record<string, unknown>; steadyBurst?: Record<string, unknown> }> {
   if (SINGLES + CLAIMS === 0) return {};
   progress(`provisioner: ${SINGLES} single claims, then ${CLAIMS} claims ${CONCURRENCY} at a time, then their deletion; budget ${BUDGET.qps} QPS / burst ${BUDGET.burst}`);
   const bench = await startBench(BUDGET);
@@ -130,7 +132,11 @@ async function atTargetBudget(): Promise<{ single?: Record<string, unknown>; bur
     const again = warmBurstNames(names);
     const warmBurst = again.length > 0 ? await runBurst(bench, again, claimOperation(bench, claimSpec), { concurrency: CONCURRENCY, timeoutMs: 600_000 }) : undefined;
     const deletion = CLAIMS > 0 ? await runDeletes(bench, names) : undefined;
-    return { single, burst, warmBurst, deletion };
+    // After the deletion, which so runs among as many volumes as ever.
+    const steadyBurst = CLAIMS > 0
+      ? await runSteadyBursts((round) => runBurst(bench, steadyBurstNames(names, round), claimOperation(bench, claimSpec), { concurrency: CONCURRENCY, timeoutMs: 600_000 }))
+      : undefined;
+    return { single, burst, warmBurst, deletion, steadyBurst };
   } finally {
     await bench.stop();
   }
@@ -149,7 +155,7 @@ async function atKcmBudget(claims: number): Promise<Record<string, unknown>> {
 }
 
 const started = Date.now();
-const { single, burst, warmBurst, deletion } = await atTargetBudget();
+const { single, burst, warmBurst, deletion, steadyBurst } = await atTargetBudget();
 const kcmBudget: Record<string, unknown>[] = [];
 for (const size of BUDGET_SIZES) kcmBudget.push(await atKcmBudget(size));
 emitControllerReport({
@@ -159,6 +165,7 @@ emitControllerReport({
   single,
   burst,
   warmBurst,
+  steadyBurst,
   delete: deletion,
   kcmBudget,
 }, started);

@@ -120,6 +120,51 @@ export function warmBurstNames(names: readonly string[]): string[] {
   return WARM_BURST ? names.map((name) => `again-${name}`) : [];
 }
 
+/**
+ * `BENCH_STEADY_BURSTS` (default 5; 0 skips): after the warm burst, that many more bursts of the same size
+ * on the same stack, each with new names (`steady<round>-<name>`); the one with the median throughput is
+ * reported as `steadyBurst`, and every round's p50, rate and CPU in its `rounds`. One burst more is not
+ * enough for V8. In a series of ten binder bursts of 100, the second cost 39.7 CPU-ms per bind, 5.7 of
+ * them on V8's helper threads (compiling, collecting), and the sixth to ninth 25.0–30.4, 1.6–2.4 of them
+ * there. The code still compiles after that: some 250 Maglev and 65 TurboFan compilations per provisioner
+ * burst, the AWS SDK's functions deoptimized by the maps of another client's objects. Each round is
+ * measured on its own, as the warm burst is; the median of an odd number is one real burst, every figure
+ * of it from the same run.
+ */
+export const STEADY_BURSTS = Math.max(0, Math.floor(envNumber('BENCH_STEADY_BURSTS', 5)));
+
+/** Round `round`'s names (0-based) of the steady bursts ({@link STEADY_BURSTS}). */
+export function steadyBurstNames(names: readonly string[], round: number): string[] {
+  return names.map((name) => `steady${round}-${name}`);
+}
+
+/**
+ * Runs `run` once per steady round ({@link STEADY_BURSTS}) and returns the median burst by throughput with
+ * `rounds`, every round's figures in the order run; undefined when there were none.
+ */
+export async function runSteadyBursts(run: (round: number) => Promise<Record<string, unknown>>, rounds = STEADY_BURSTS): Promise<Record<string, unknown> | undefined> {
+  const results: Record<string, any>[] = [];
+  for (let round = 0; round < rounds; round++) {
+    progress(`steady burst ${round + 1} of ${rounds}`);
+    results.push(await run(round));
+  }
+  if (results.length === 0) return undefined;
+  const rate = (r: Record<string, any>): number => (typeof r.throughputPerSecond === 'number' ? r.throughputPerSecond : 0);
+  const median = [...results].sort((a, b) => rate(a) - rate(b))[Math.floor((results.length - 1) / 2)];
+  return {
+    ...median,
+    medianOfBursts: results.length,
+    rounds: results.map((r) => ({
+      p50Ms: r.latencyMs?.p50,
+      p99Ms: r.latencyMs?.p99,
+      throughputPerSecond: r.throughputPerSecond,
+      cpuMsPerOp: r.cpu?.msPerOp?.total,
+      otherThreadsCpuMsPerOp: r.cpu?.msPerOpByThread?.otherThreads,
+      complete: r.complete,
+    })),
+  };
+}
+
 /** The forwarder's own-write hold, ms (`BENCH_OWN_WRITE_HOLD`, a duration; default: the forwarder's). */
 export const OWN_WRITE_HOLD_MS: number = process.env.BENCH_OWN_WRITE_HOLD ? parseDuration(process.env.BENCH_OWN_WRITE_HOLD) : DEFAULT_OWN_WRITE_HOLD_MS;
 

@@ -12,6 +12,8 @@ export interface ControllerReport {
   burst?: Record<string, unknown>;
   /** The same burst again on the warm stack (harness.ts `WARM_BURST`). */
   warmBurst?: Record<string, unknown>;
+  /** The median of more bursts after it (harness.ts `STEADY_BURSTS`), with every round's figures. */
+  steadyBurst?: Record<string, unknown>;
   kcmBudget: Record<string, unknown>[];
   [more: string]: unknown;
 }
@@ -50,6 +52,7 @@ export function controllerRows(report: ControllerReport): string[][] {
     ];
   };
   const rows = [row('one alone', report.single, 'median'), row(`burst @${report.budget.qps} QPS`, report.burst, 'p50'), row(`burst again, warm`, report.warmBurst, 'p50')];
+  if (report.steadyBurst) rows.push(row(`burst, steady (median of ${fmt(report.steadyBurst.medianOfBursts, 0)} more)`, report.steadyBurst, 'p50'));
   for (const k of report.kcmBudget) rows.push(row(`KCM budget, ${k.claims}`, k, 'p50'));
   return rows.filter((r) => r.length > 0);
 }
