@@ -47,7 +47,7 @@ import { containerBuilder, QUEUE_OF, type ContainerSpec, type Delivery, Function
 import { FunctionThread, threadCpuMs, type RemoteFunctionSpec } from './function-thread.ts';
 import { byVerbAndResource, KubeRequestLog, type BucketWrite, maxInWindow, meterDynamo, meterSns, meterSqs, queueName, READ_VERBS, sum, Tally } from './meter.ts';
 import { makeBudgetedApiClient } from '../../../lib/kube/client.ts';
-import { printTable, type ControllerReport } from './report.ts';
+import { printTable, steadyOf, type ControllerReport } from './report.ts';
 
 export { timed, type Delivery, type FunctionName } from './containers.ts';
 
@@ -140,29 +140,15 @@ export function steadyBurstNames(names: readonly string[], round: number): strin
 
 /**
  * Runs `run` once per steady round ({@link STEADY_BURSTS}) and returns the median burst by throughput with
- * `rounds`, every round's figures in the order run; undefined when there were none.
+ * `rounds`, every round's figures in the order run (report.ts `steadyOf`); undefined when there were none.
  */
 export async function runSteadyBursts(run: (round: number) => Promise<Record<string, unknown>>, rounds = STEADY_BURSTS): Promise<Record<string, unknown> | undefined> {
-  const results: Record<string, any>[] = [];
+  const results: Record<string, unknown>[] = [];
   for (let round = 0; round < rounds; round++) {
     progress(`steady burst ${round + 1} of ${rounds}`);
     results.push(await run(round));
   }
-  if (results.length === 0) return undefined;
-  const rate = (r: Record<string, any>): number => (typeof r.throughputPerSecond === 'number' ? r.throughputPerSecond : 0);
-  const median = [...results].sort((a, b) => rate(a) - rate(b))[Math.floor((results.length - 1) / 2)];
-  return {
-    ...median,
-    medianOfBursts: results.length,
-    rounds: results.map((r) => ({
-      p50Ms: r.latencyMs?.p50,
-      p99Ms: r.latencyMs?.p99,
-      throughputPerSecond: r.throughputPerSecond,
-      cpuMsPerOp: r.cpu?.msPerOp?.total,
-      otherThreadsCpuMsPerOp: r.cpu?.msPerOpByThread?.otherThreads,
-      complete: r.complete,
-    })),
-  };
+  return steadyOf(results);
 }
 
 /** The forwarder's own-write hold, ms (`BENCH_OWN_WRITE_HOLD`, a duration; default: the forwarder's). */

@@ -26,6 +26,29 @@ const fmt = (v: unknown, digits = 2): string => {
   return String(Math.round(v * 10 ** digits) / 10 ** digits);
 };
 
+/**
+ * The steady row of a series of bursts: the burst with the median throughput (the lower of the two middle
+ * ones for an even count), with `medianOfBursts` and `rounds`, each burst's p50, p99, rate and CPU in the
+ * order run; undefined for none.
+ */
+export function steadyOf(bursts: readonly Record<string, unknown>[]): Record<string, unknown> | undefined {
+  if (bursts.length === 0) return undefined;
+  const rate = (r: Json): number => (typeof r.throughputPerSecond === 'number' ? r.throughputPerSecond : 0);
+  const median = [...bursts].sort((a, b) => rate(a) - rate(b))[Math.floor((bursts.length - 1) / 2)]!;
+  return {
+    ...median,
+    medianOfBursts: bursts.length,
+    rounds: bursts.map((r: Json) => ({
+      p50Ms: r.latencyMs?.p50,
+      p99Ms: r.latencyMs?.p99,
+      throughputPerSecond: r.throughputPerSecond,
+      cpuMsPerOp: r.cpu?.msPerOp?.total,
+      otherThreadsCpuMsPerOp: r.cpu?.msPerOpByThread?.otherThreads,
+      complete: r.complete,
+    })),
+  };
+}
+
 /** One table row per run of a controller bench. */
 export function controllerRows(report: ControllerReport): string[][] {
   const row = (label: string, r: Json | undefined, latency: 'p50' | 'median'): string[] => {
