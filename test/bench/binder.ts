@@ -11,8 +11,9 @@
  *    last Bound), and per bind: API reads and writes (by verb and resource, events included), messages,
  *    DynamoDB requests and capacity units (the functions' and the forwarder's), SQS/SNS/Lambda counts and
  *    the cost per 1,000 binds (test/bench/prices.ts). `warmBurst`: the same burst again on the now warm
- *    stack (`BENCH_WARM_BURST`, support/harness.ts). `steadyBurst`: the median of `BENCH_STEADY_BURSTS`
- *    (default 5) more, each on volumes of its own, once V8 has compiled what the bursts run.
+ *    stack (`BENCH_WARM_BURST`, support/harness.ts). `steadyBurst`: the median-rate one of
+ *    `BENCH_STEADY_BURSTS` (default 5) more, each on volumes of its own, once V8 has compiled most of
+ *    what the bursts run.
  * 3. `kcmBudget`: the same burst on a fresh stack at kube-controller-manager's default budget (20 QPS,
  *    burst 30) for each size in `BENCH_BUDGET_SIZES` (default 100,1000): the most API requests the functions
  *    sent in any one second (must stay ≤ QPS + burst) and throughput ÷ (QPS ÷ API requests per bind), which
@@ -25,8 +26,9 @@
  * of their own unless `BENCH_FUNCTIONS=inline` (support/harness.ts); the report's `aws` and `functions` say
  * which.
  *
- * Volumes are written into the emulator's store as Available before the forwarder starts (its first LIST
- * publishes them; the binder has nothing to do for them), so setting up 1,000 volumes costs no budget.
+ * Volumes are written into the emulator's store as Available, costing no budget: the first burst's before
+ * the forwarder starts (its first LIST publishes them; the binder has nothing to do for them), the warm and
+ * steady bursts' just before each, settled before it is counted.
  * Prints one JSON document on stdout and a short table on stderr.
  */
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
@@ -103,7 +105,7 @@ async function atTargetBudget(): Promise<{ single?: Record<string, unknown>; bur
     const warmBurst = again.length > 0 ? await runBurst(bench, again, claimOperation(bench, (_, i) => claimSpec(SINGLES + CLAIMS + i)), { concurrency: CONCURRENCY, timeoutMs: 600_000 }) : undefined;
     // Each steady round on volumes of its own, added and settled before it is counted, as the warm burst's.
     const steadyBurst = CLAIMS > 0
-      ? await runSteadyBursts(async (round) => {
+      ? await runSteadyBursts('binder', async (round) => {
           const first = SINGLES + CLAIMS + again.length + round * CLAIMS;
           addAvailableVolumes(bench, first, first + CLAIMS);
           if (!(await bench.settle({ timeoutMs: 300_000 }))) progress('warning: a steady burst\'s objects did not settle');

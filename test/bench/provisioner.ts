@@ -16,8 +16,10 @@
  * 3. `delete`: the burst's claims deleted `BENCH_CONCURRENCY` at a time: claim deleted → PV gone (backend
  *    volume deleted first), p50/p99, per-claim figures, backend volumes left; `BENCH_ATTACHMENTS` (default
  *    500) VolumeAttachments of other volumes exist meanwhile, which each deletion's guard must pass over.
- * 4. `steadyBurst`: the median of `BENCH_STEADY_BURSTS` (default 5) more bursts after the deletion, once V8
- *    has compiled what the bursts run (support/harness.ts).
+ * 4. `steadyBurst`: the median-rate one of `BENCH_STEADY_BURSTS` (default 5) more bursts after the
+ *    deletion, once V8 has compiled most of what the bursts run (support/harness.ts). They run among the
+ *    deletion's `BENCH_ATTACHMENTS` attachments and the warm burst's volumes, more of both than the
+ *    first two bursts had.
  * 5. `kcmBudget`: the burst on a fresh stack at kube-controller-manager's default budget (20 QPS, burst
  *    30) for each size in `BENCH_BUDGET_SIZES` (default 100; `100,1000` for the long run): the most API
  *    requests the functions sent in one second (≤ QPS + burst) and throughput ÷ (QPS ÷ requests per claim).
@@ -134,7 +136,7 @@ async function atTargetBudget(): Promise<{ single?: Record<string, unknown>; bur
     const deletion = CLAIMS > 0 ? await runDeletes(bench, names) : undefined;
     // After the deletion, which so runs among as many volumes as ever.
     const steadyBurst = CLAIMS > 0
-      ? await runSteadyBursts((round) => runBurst(bench, steadyBurstNames(names, round), claimOperation(bench, claimSpec), { concurrency: CONCURRENCY, timeoutMs: 600_000 }))
+      ? await runSteadyBursts('provisioner', (round) => runBurst(bench, steadyBurstNames(names, round), claimOperation(bench, claimSpec), { concurrency: CONCURRENCY, timeoutMs: 600_000 }))
       : undefined;
     return { single, burst, warmBurst, deletion, steadyBurst };
   } finally {

@@ -109,9 +109,10 @@ export const FUNCTIONS_MODE: FunctionsMode = modeFromEnv<FunctionsMode>('BENCH_F
  * `BENCH_WARM_BURST` (default 1; 0 skips): after the burst, the same burst again on the same stack, new
  * names (`again-<name>`), reported as `warmBurst`. The first burst after a start also pays for the start:
  * V8 compiles the hot code of the emulator, the AWS stand-ins, the forwarder and the function containers
- * while it runs. A cluster's API server and AWS are long warm, the forwarder runs for weeks, and a Lambda
- * container serves many batches, so the second burst is what a running system sees; the first stays the
- * figure compared with earlier runs.
+ * while it runs. The second burst is what a stack sees right after its first, and V8 still compiles
+ * through it; a cluster's API server and AWS are long warm, the forwarder runs for weeks and a Lambda
+ * container serves many batches, which the steady bursts stand for ({@link STEADY_BURSTS}). The first
+ * stays the figure compared with earlier runs.
  */
 export const WARM_BURST = envNumber('BENCH_WARM_BURST', 1) > 0;
 
@@ -128,8 +129,8 @@ export function warmBurstNames(names: readonly string[]): string[] {
  * them on V8's helper threads (compiling, collecting), and the sixth to ninth 25.0–30.4, 1.6–2.4 of them
  * there. The code still compiles after that: some 250 Maglev and 65 TurboFan compilations per provisioner
  * burst, the AWS SDK's functions deoptimized by the maps of another client's objects. Each round is
- * measured on its own, as the warm burst is; the median of an odd number is one real burst, every figure
- * of it from the same run.
+ * measured on its own, as the warm burst is, and the row is one of them (report.ts `steadyOf`), every
+ * figure of it from the same burst.
  */
 export const STEADY_BURSTS = Math.max(0, Math.floor(envNumber('BENCH_STEADY_BURSTS', 5)));
 
@@ -142,10 +143,10 @@ export function steadyBurstNames(names: readonly string[], round: number): strin
  * Runs `run` once per steady round ({@link STEADY_BURSTS}) and returns the median burst by throughput with
  * `rounds`, every round's figures in the order run (report.ts `steadyOf`); undefined when there were none.
  */
-export async function runSteadyBursts(run: (round: number) => Promise<Record<string, unknown>>, rounds = STEADY_BURSTS): Promise<Record<string, unknown> | undefined> {
+export async function runSteadyBursts(bench: string, run: (round: number) => Promise<Record<string, unknown>>, rounds = STEADY_BURSTS): Promise<Record<string, unknown> | undefined> {
   const results: Record<string, unknown>[] = [];
   for (let round = 0; round < rounds; round++) {
-    progress(`steady burst ${round + 1} of ${rounds}`);
+    progress(`${bench}: steady burst ${round + 1} of ${rounds}`);
     results.push(await run(round));
   }
   return steadyOf(results);

@@ -28,16 +28,21 @@ const fmt = (v: unknown, digits = 2): string => {
 
 /**
  * The steady row of a series of bursts: the burst with the median throughput (the lower of the two middle
- * ones for an even count), with `medianOfBursts` and `rounds`, each burst's p50, p99, rate and CPU in the
- * order run; undefined for none.
+ * ones for an even count; the first run of equal ones) among those that completed, or among all when none
+ * did (a burst cut short by its timeout counts only what finished, so its rate is no rate of the whole).
+ * With `medianOfBursts` (how many ran), `incompleteBursts` and `rounds`: each burst's p50, p99, rate, CPU and
+ * completeness in the order run. Undefined for none.
  */
 export function steadyOf(bursts: readonly Record<string, unknown>[]): Record<string, unknown> | undefined {
   if (bursts.length === 0) return undefined;
   const rate = (r: Json): number => (typeof r.throughputPerSecond === 'number' ? r.throughputPerSecond : 0);
-  const median = [...bursts].sort((a, b) => rate(a) - rate(b))[Math.floor((bursts.length - 1) / 2)]!;
+  const complete = bursts.filter((r: Json) => r.complete !== false);
+  const from = complete.length > 0 ? complete : bursts;
+  const median = [...from].sort((a, b) => rate(a) - rate(b))[Math.floor((from.length - 1) / 2)]!;
   return {
     ...median,
     medianOfBursts: bursts.length,
+    incompleteBursts: bursts.length - complete.length,
     rounds: bursts.map((r: Json) => ({
       p50Ms: r.latencyMs?.p50,
       p99Ms: r.latencyMs?.p99,
@@ -75,7 +80,10 @@ export function controllerRows(report: ControllerReport): string[][] {
     ];
   };
   const rows = [row('one alone', report.single, 'median'), row(`burst @${report.budget.qps} QPS`, report.burst, 'p50'), row(`burst again, warm`, report.warmBurst, 'p50')];
-  if (report.steadyBurst) rows.push(row(`burst, steady (median of ${fmt(report.steadyBurst.medianOfBursts, 0)} more)`, report.steadyBurst, 'p50'));
+  if (report.steadyBurst) {
+    const cut = Number(report.steadyBurst.incompleteBursts ?? 0);
+    rows.push(row(`burst, steady (median of ${fmt(report.steadyBurst.medianOfBursts, 0)} more${cut > 0 ? `, ${cut} cut short` : ''})`, report.steadyBurst, 'p50'));
+  }
   for (const k of report.kcmBudget) rows.push(row(`KCM budget, ${k.claims}`, k, 'p50'));
   return rows.filter((r) => r.length > 0);
 }

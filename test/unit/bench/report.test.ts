@@ -6,45 +6,69 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { controllerRows, steadyOf } from '../../bench/support/report.ts';
 
-const burst = (rate: number, p50: number) => ({
+type Burst = {
+  operations: number;
+  throughputPerSecond?: number;
+  latencyMs: { p50: number; p99: number };
+  cpu: { msPerOp: { total: number }; msPerOpByThread: { otherThreads: number } };
+  complete: boolean;
+};
+
+/** A burst at `rate` ops/s (undefined: none reported); `p50` tells the bursts apart. */
+const burst = (rate: number | undefined, p50: number, complete = true): Burst => ({
   operations: 100,
-  throughputPerSecond: rate,
+  ...(rate !== undefined ? { throughputPerSecond: rate } : {}),
   latencyMs: { p50, p99: p50 * 2 },
-  cpu: { msPerOp: { total: 2000 / rate }, msPerOpByThread: { otherThreads: 3 } },
-  complete: true,
+  cpu: { msPerOp: { total: p50 / 10 }, msPerOpByThread: { otherThreads: p50 / 100 } },
+  complete,
 });
 
 describe('steadyOf', () => {
-  const cases: Array<{ name: string; rates: number[]; want?: number }> = [
-    { name: 'none: no row', rates: [] },
-    { name: 'one burst: that burst', rates: [40], want: 40 },
-    { name: 'odd count: the median rate, wherever it ran', rates: [32.6, 42.7, 34.0, 39.3, 39.1], want: 39.1 },
-    { name: 'even count: the lower of the two middle rates', rates: [50, 20, 40, 30], want: 30 },
-    { name: 'ties: one of them', rates: [25, 25, 25], want: 25 },
+  // Each burst is [rate, complete]; `want` is the index (in the order run) of the burst the row must be.
+  const cases: Array<{ name: string; bursts: Array<[number | undefined, boolean]>; want?: number; incomplete?: number }> = [
+    { name: 'none: no row', bursts: [] },
+    { name: 'one burst: that burst', bursts: [[40, true]], want: 0 },
+    { name: 'odd count: the median rate, wherever it ran', bursts: [[32.6, true], [39.1, true], [42.7, true], [34.0, true], [39.3, true]], want: 1 },
+    { name: 'even count: the lower of the two middle rates', bursts: [[50, true], [30, true], [20, true], [40, true]], want: 1 },
+    { name: 'ties: the first run of them', bursts: [[25, true], [25, true], [25, true]], want: 1 },
+    { name: 'no rate reported counts as the slowest', bursts: [[undefined, true], [30, true], [40, true]], want: 1 },
+    { name: 'a burst cut short is not chosen', bursts: [[90, false], [30, true], [40, true], [20, true]], want: 1, incomplete: 1 },
+    { name: 'every burst cut short: chosen among them', bursts: [[10, false], [30, false], [20, false]], want: 2, incomplete: 3 },
   ];
   for (const c of cases) {
     it(c.name, () => {
-      const bursts = c.rates.map((r, i) => burst(r, 1000 + i));
+      const bursts = c.bursts.map(([rate, complete], i) => burst(rate, 1000 + i, complete));
       const steady = steadyOf(bursts);
       if (c.want === undefined) return assert.equal(steady, undefined);
-      assert.equal(steady?.throughputPerSecond, c.want);
-      // The row's other figures are one burst's own (one of that rate), not a mix.
-      const candidates = bursts.filter((b) => b.throughputPerSecond === c.want);
-      assert.ok(candidates.some((b) => b.latencyMs === steady?.latencyMs && b.cpu === steady?.cpu));
-      assert.equal(steady?.medianOfBursts, c.rates.length);
+      // The row is that one burst's own figures, not a mix.
+      const chosen = bursts[c.want]!;
+      assert.equal(steady?.throughputPerSecond, chosen.throughputPerSecond);
+      assert.equal(steady?.latencyMs, chosen.latencyMs);
+      assert.equal(steady?.cpu, chosen.cpu);
+      assert.equal(steady?.medianOfBursts, c.bursts.length);
+      assert.equal(steady?.incompleteBursts, c.incomplete ?? 0);
       assert.deepEqual(
-        (steady?.rounds as Array<{ throughputPerSecond: number; p50Ms: number }>).map((r) => [r.throughputPerSecond, r.p50Ms]),
-        bursts.map((b) => [b.throughputPerSecond, b.latencyMs.p50]),
+        steady?.rounds,
+        c.bursts.map(([rate, complete], i) => ({ p50Ms: 1000 + i, p99Ms: 2 * (1000 + i), throughputPerSecond: rate, cpuMsPerOp: (1000 + i) / 10, otherThreadsCpuMsPerOp: (1000 + i) / 100, complete })),
       );
     });
   }
 
-  it('is printed as its own row, after the warm burst', () => {
-    const rows = controllerRows({ bench: 'binder', operation: 'bind', budget: { qps: 400, burst: 600 }, burst: burst(25, 2500), warmBurst: burst(45, 1600), steadyBurst: steadyOf([burst(60, 1100), burst(70, 980), burst(74, 990)]), kcmBudget: [] });
-    assert.deepEqual(rows.map((r) => [r[0], r[2], r[4]]), [
+  it('leaves the series as it was run', () => {
+    const bursts = [burst(50, 1), burst(20, 2), burst(30, 3)];
+    const before = bursts.map((b) => b.latencyMs.p50);
+    steadyOf(bursts);
+    assert.deepEqual(bursts.map((b) => b.latencyMs.p50), before);
+  });
+
+  it('is printed as its own row after the warm burst, saying how many were cut short', () => {
+    const report = { bench: 'binder', operation: 'bind', budget: { qps: 400, burst: 600 }, burst: burst(25, 2500), warmBurst: burst(45, 1600), kcmBudget: [] };
+    const rows = (steady: Burst[]) => controllerRows({ ...report, steadyBurst: steadyOf(steady) }).map((r) => [r[0], r[2], r[4]]);
+    assert.deepEqual(rows([burst(60, 1100), burst(70, 980), burst(74, 990)]), [
       ['binder burst @400 QPS', '2,500', '25'],
       ['binder burst again, warm', '1,600', '45'],
       ['binder burst, steady (median of 3 more)', '980', '70'],
     ]);
+    assert.deepEqual(rows([burst(60, 1100), burst(70, 980, false), burst(74, 990)])[2], ['binder burst, steady (median of 3 more, 1 cut short)', '1,100', '60']);
   });
 });
