@@ -13,8 +13,8 @@
  * a controller wrote the object back after its own write, and other controllers need the event. The event
  * then names that controller in `writer`, and the writer's own subscription filters it out.
  *
- * With `deferWrites`, an event a controller may have written back itself (a volume's or claim's MODIFIED,
- * a volume's ADDED: review.ts `mayBeWrittenBack`) is queued unwritten instead: its controller's write-back
+ * With `deferWrites`, an event a controller may have written back itself (a volume's or claim's MODIFIED:
+ * review.ts `mayBeWrittenBack`) is queued unwritten instead: its controller's write-back
  * and the watch race, the publisher's last look (after the own-write hold, when needed) finds most such
  * versions written back, and nothing is written twice; what the look does not find, the publisher writes
  * before sending it (publisher.ts). The cache then holds each version by the time its message goes out,

@@ -27,11 +27,12 @@
  * An event already in the cache (a relist's SYNC; one the forwarder wrote when it saw it) is answered as
  * before the write moved here: tagged when the entry names it; held when the cache holds it or a newer
  * version untagged (a newer version's write-back may still name it); else unchanged.
- * ADDED events are never held: a controller's own creation (a provisioned volume) reaches no subscription of
- * its own, so its tag saves nothing; nor are versions of an object being deleted (`deletionTimestamp`): they
- * come from the deletion, the API server's own finalizers and at most one controller write (the
+ * ADDED events are never looked at: no controller writes back what it creates (the provisioner leaves its
+ * new volumes to the watch, as upstream does since v11: lib/provisioner/kube-writer.ts), so the reflector
+ * writes them when it sees them. Versions of an object being deleted (`deletionTimestamp`) are never held:
+ * they come from the deletion, the API server's own finalizers and at most one controller write (the
  * provisioner's finalizer patch after its DELETE, written back), and holding them would slow every deletion
- * down to save that one message. A claim's ADDED event is never looked at: no controller creates claims.
+ * down to save that one message.
  * A failed read changes nothing: the events go out as they are (at worst a controller sees its own write),
  * and the unwritten ones are written first.
  */
@@ -39,20 +40,15 @@ import type { ClusterEvent } from '../runtime/message.ts';
 import { batchGetItems, type DocumentClient } from '../state/client.ts';
 import { ObjectCache, writerOfVersion } from '../state/cache.ts';
 
-/** Kinds controllers write back to the cache. */
+/** Kinds controllers write back to the cache (their updates; never what they create). */
 export const REVIEWED_KINDS: ReadonlySet<string> = new Set(['PersistentVolume', 'PersistentVolumeClaim']);
-/**
- * Of those, the kinds a controller creates (the provisioner's volumes): only their ADDED events can be a
- * controller's own. No controller creates a claim, so a claim's ADDED is a user's and costs no read.
- */
-export const CREATED_KINDS: ReadonlySet<string> = new Set(['PersistentVolume']);
 
 /**
  * Whether a watch event of `type` and `kind` may be a controller's own write, written back by it: the
  * events the reflector leaves unwritten for the publisher (see the module comment).
  */
 export function mayBeWrittenBack(type: string, kind: string): boolean {
-  return REVIEWED_KINDS.has(kind) && (type === 'MODIFIED' || (type === 'ADDED' && CREATED_KINDS.has(kind)));
+  return type === 'MODIFIED' && REVIEWED_KINDS.has(kind);
 }
 
 export type ReviewOutcome = 'own-write' | 'superseded';

@@ -1,8 +1,12 @@
 /**
  * The provisioner's writes to the Kubernetes API: create the PV, patch its finalizers, delete it,
  * update the claim (Reschedule). Every write that depends on what was read carries the resourceVersion
- * it was computed from (a 409 goes back to the runtime as a retry), and every successful write is
- * written back to the object cache, as upstream's controller updates its informer store.
+ * it was computed from (a 409 goes back to the runtime as a retry), and every successful update is
+ * written back to the object cache, as upstream's controller updates its informer store. A created PV is
+ * not: since v11 upstream leaves it to the watch, and so do we (the forwarder caches it when it sees it).
+ * Its write-back would save nothing: the volume reaches no subscription of the provisioner's, and a
+ * duplicate message for the claim waits for the provisioning lease the sync keeps (controller.ts). A retry
+ * that still misses it adopts its backend volume by name and gets AlreadyExists for the PV.
  *
  * Objects cross as the API server's JSON (lib/kube/json-api.ts): no model walk each way, and a claim's
  * fields client-node's models do not know are sent back as read instead of dropped by the PUT.
@@ -66,11 +70,10 @@ export class KubeWriter implements PersistentVolumeCreator, VolumeWriter {
     await this.#cache?.put(this.#cluster, kind, obj, { writer: PROVISIONER_WRITER, classify: false }).catch(() => undefined);
   }
 
-  /** POST the PV; AlreadyExists is success (`'exists'`). */
+  /** POST the PV; AlreadyExists is success (`'exists'`). Not written back (see the module comment). */
   async createVolume(pv: PersistentVolume): Promise<'created' | 'exists'> {
     try {
-      const created = await this.#api.post<CacheableObject>('/api/v1/persistentvolumes', pv);
-      await this.#remember('PersistentVolume', created);
+      await this.#api.post('/api/v1/persistentvolumes', pv);
       return 'created';
     } catch (err) {
       if (isAlreadyExists(err)) return 'exists';

@@ -59,7 +59,7 @@ describe('forwarder review: retag own writes that lost the race', () => {
     const cases: Array<{ name: string; in: ClusterEvent; out: ClusterEvent; held?: true }> = [
       { name: 'own write, same version', in: event('PersistentVolume', 'mine', 10), out: event('PersistentVolume', 'mine', 10, { writer: 'binder' }) },
       { name: 'a user’s write (or a write-back still to come)', in: event('PersistentVolume', 'user', 20), out: event('PersistentVolume', 'user', 20), held: true },
-      { name: 'the same, ADDED: never held (a controller’s own creation reaches no subscription of its own)', in: event('PersistentVolume', 'user', 20, { type: 'ADDED' }), out: event('PersistentVolume', 'user', 20, { type: 'ADDED' }) },
+      { name: 'an ADDED: never looked at (no controller writes back what it creates), even when its version is cached tagged', in: event('PersistentVolume', 'mine', 10, { type: 'ADDED' }), out: event('PersistentVolume', 'mine', 10, { type: 'ADDED' }) },
       { name: 'the same, the object being deleted: never held (a deletion’s and finalizers’ versions)', in: event('PersistentVolume', 'user', 20, { object: { metadata: { name: 'user', deletionTimestamp: '2026-11-24T12:00:00Z' } } }), out: event('PersistentVolume', 'user', 20, { object: { metadata: { name: 'user', deletionTimestamp: '2026-11-24T12:00:00Z' } } }) },
       { name: 'the same, a relist’s SYNC: never held', in: event('PersistentVolume', 'user', 20, { type: 'SYNC' }), out: event('PersistentVolume', 'user', 20, { type: 'SYNC' }) },
       { name: 'a newer version is cached untagged: held (its write-back may still name this one); every version is still delivered', in: event('PersistentVolume', 'moved-on', 30), out: event('PersistentVolume', 'moved-on', 30), held: true },
@@ -104,7 +104,7 @@ describe('forwarder review: retag own writes that lost the race', () => {
       { name: 'named by its writer’s later write-back: tagged, nothing to write', in: event('PersistentVolume', 'u-twice', 121), out: { event: event('PersistentVolume', 'u-twice', 121, { writer: 'binder' }) } },
       { name: 'an older version cached: held, still to write', in: event('PersistentVolume', 'u-older', 131), out: { event: event('PersistentVolume', 'u-older', 131), untagged: true, unwritten: true } },
       { name: 'not cached at all: held, still to write', in: event('PersistentVolume', 'u-unknown', 135), out: { event: event('PersistentVolume', 'u-unknown', 135), untagged: true, unwritten: true } },
-      { name: 'the same, ADDED: never held, still to write', in: event('PersistentVolume', 'u-unknown', 135, { type: 'ADDED' }), out: { event: event('PersistentVolume', 'u-unknown', 135, { type: 'ADDED' }), unwritten: true } },
+      { name: 'an ADDED: not looked at, still to write (the reflector writes ADDEDs itself; the review leaves one as given)', in: event('PersistentVolume', 'u-mine', 110, { type: 'ADDED' }), out: { event: event('PersistentVolume', 'u-mine', 110, { type: 'ADDED' }), unwritten: true } },
       { name: 'the same, being deleted: never held, still to write', in: event('PersistentVolume', 'u-older', 131, deleting), out: { event: event('PersistentVolume', 'u-older', 131, deleting), unwritten: true } },
       { name: 'a newer version cached by a controller, not naming it: dropped (superseded)', in: event('PersistentVolume', 'u-newer', 140), out: undefined },
       { name: 'a newer version cached untagged: dropped (superseded)', in: event('PersistentVolume', 'u-newer-untagged', 150), out: undefined },

@@ -56,8 +56,14 @@ describe('writer-tagged versions skip the writer’s queue', () => {
     const key = ObjectCache.itemKey(stack.env.CLUSTER_ID ?? 'local', 'PersistentVolume', name);
     const looks: Array<{ rv: string; writer?: string }> = [];
     const puts: string[] = [];
+    /** BatchGetItems that asked for the volume's entry, whether or not it was there. */
+    let asked = 0;
     const doc = {
       send: async (command: unknown) => {
+        if (command instanceof BatchGetCommand) {
+          const keys = Object.values(command.input.RequestItems ?? {}).flatMap((r) => r.Keys ?? []);
+          if (keys.some((k) => k.pk === key.pk && k.sk === key.sk)) asked++;
+        }
         if (command instanceof PutCommand) {
           const item = command.input.Item as { pk?: unknown; sk?: unknown; rv?: unknown };
           if (item.pk === key.pk && item.sk === key.sk) puts.push(String(item.rv));
@@ -70,7 +76,7 @@ describe('writer-tagged versions skip the writer’s queue', () => {
         return out;
       },
     } as unknown as typeof stack.dynamodb.doc;
-    return { doc, looks, puts };
+    return { doc, looks, puts, asked: () => asked };
   };
 
   before(async () => {
@@ -109,6 +115,21 @@ describe('writer-tagged versions skip the writer’s queue', () => {
     assert.equal(seen('binder', ours.metadata!.resourceVersion!), false, 'the binder never received its own version');
     const untagged = recorder.events('binder').find((e) => e.key === 'written' && e.resourceVersion === theirs.metadata!.resourceVersion);
     assert.equal(untagged?.writer, undefined);
+  });
+
+  it('a new volume (what the provisioner creates, and leaves to the watch) is cached when seen, never looked up, and cached before it goes out', async () => {
+    const { doc, puts, asked } = watchingLooks('fresh');
+    for (const earlier of forwarders.splice(0)) await earlier.stop();
+    await startOne({ doc, ownWriteHoldMs: 60_000 });
+    const cache = new ObjectCache(stack.dynamodb.doc, stack.tables.cache, { indexer: indexAttributes });
+    const cluster = stack.env.CLUSTER_ID ?? 'local';
+    const spec = { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], storageClassName: 'w', hostPath: { path: '/tmp/fresh' } };
+    const made = await core.createPersistentVolume({ body: { metadata: { name: 'fresh', annotations: { 'pv.kubernetes.io/provisioned-by': 'example.com/p' } }, spec } });
+    const rv = made.metadata!.resourceVersion!;
+    await eventually(() => recorder.events('binder').some((e) => e.key === 'fresh' && e.resourceVersion === rv), 20_000, 'the new volume at the binder (not held: the hold is 60 s)');
+    assert.equal((await cache.get(cluster, 'PersistentVolume', 'fresh'))?.rv, Number(rv), 'cached by the time its event arrived');
+    assert.deepEqual(puts, [rv], 'written once, by the forwarder');
+    assert.equal(asked(), 0, 'never looked up: no write-back can have brought it');
   });
 
   it('a write-back that lands after the forwarder’s first look, within its hold, still keeps the version from the writer', async () => {

@@ -4,6 +4,8 @@
  * through the generated client they are dropped, and the server refuses the PUT as a change of an immutable
  * spec; a create answers AlreadyExists as `exists`; a finalizer patch
  * is conditional on the volume's resourceVersion; a delete's UID precondition spares a re-created volume.
+ * Updates are written back to the object cache tagged with the provisioner's name; a created volume is
+ * not (the forwarder caches it from the watch, as upstream leaves it to its informer since v11).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,6 +16,9 @@ import { isConflict, isInvalid } from '../../lib/kube/errors.ts';
 import type { PersistentVolume, PersistentVolumeClaim } from '../../lib/kube/objects.ts';
 import { KubeWriter } from '../../lib/provisioner/kube-writer.ts';
 import { VolumeGoneError } from '../../lib/provisioner/sync-volume.ts';
+import { ObjectCache } from '../../lib/state/cache.ts';
+import { indexAttributes } from '../../lib/kube/cache-index.ts';
+import { startDynalite } from '../support/dynalite.ts';
 
 describe('KubeWriter', () => {
   let kube: KubeApi;
@@ -72,5 +77,27 @@ describe('KubeWriter', () => {
     await writer.deleteVolume(created);
     assert.equal(await writer.getVolume('pv-writer'), undefined);
     await assert.rejects(writer.deleteVolume(created), VolumeGoneError);
+  });
+
+  test('a created volume is left to the watch; its updates and a claim update are written back, tagged', async () => {
+    const db = await startDynalite();
+    try {
+      const cache = new ObjectCache(db.doc, db.tables.cache, { indexer: indexAttributes });
+      const writer = new KubeWriter(json, cache, 'c1');
+      const pv = { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pv-left' }, spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], hostPath: { path: '/tmp/left' } } } as unknown as PersistentVolume;
+      assert.equal(await writer.createVolume(pv), 'created');
+      assert.equal(await cache.get('c1', 'PersistentVolume', 'pv-left'), undefined, 'the new volume is not cached by the writer');
+      const patched = await writer.patchFinalizers((await writer.getVolume('pv-left'))!, ['claimflow.io/keep']);
+      const entry = await cache.get('c1', 'PersistentVolume', 'pv-left');
+      assert.equal(entry?.rv, Number(patched.metadata.resourceVersion), 'the patched version is cached');
+      assert.equal(entry?.writer, 'provisioner', 'tagged with its writer');
+      const claim = await futureClaim('written-back');
+      const updated = await writer.updateClaim({ ...claim, metadata: { ...claim.metadata, annotations: { 'volume.kubernetes.io/selected-node': 'n2' } } });
+      const claimEntry = await cache.get('c1', 'PersistentVolumeClaim', 'default/written-back');
+      assert.equal(claimEntry?.rv, Number(updated.metadata.resourceVersion));
+      assert.equal(claimEntry?.writer, 'provisioner');
+    } finally {
+      await db.stop();
+    }
   });
 });

@@ -75,8 +75,12 @@ describe('provisioner resync: keys given up on come back after the period', () =
     clusters: [CLUSTER], sources: new Map([['provisioner', source]]), now: () => clock,
   });
 
-  /** The binder's part: the claim gets its volume (and leaves the pending index). */
+  /**
+   * The forwarder's and the binder's part: the provisioned volume is cached from the watch (the provisioner
+   * leaves it to the watch), and the claim gets it (and leaves the pending index).
+   */
   const bind = async (name: string, volumeName: string) => {
+    await stack.observe('PersistentVolume', volumeName);
     const claim = await stack.core.readNamespacedPersistentVolumeClaim({ name, namespace: 'default' });
     await stack.core.replaceNamespacedPersistentVolumeClaim({ name, namespace: 'default', body: { ...claim, spec: { ...claim.spec!, volumeName } } });
     await stack.observe('PersistentVolumeClaim', `default/${name}`);
