@@ -34,15 +34,19 @@
  * then: a provisioner's `Provisioning` and `ProvisioningSucceeded`, a binder's repeated waiting event); a
  * write by anyone else since fails the version condition, and the item is read. An object created in the
  * last minute that this container has no item for is taken to have none (the first event of a new claim):
- * that first event is sent without any DynamoDB request, its state held in this container and stored with
- * the object's next event from it (a provisioner's `ProvisioningSucceeded` after its `Provisioning`: one
- * PutItem for both, conditional on absence; refused if another container wrote one meanwhile, which is then
- * read). A repeat of that first event from elsewhere, or after 10 s, finds no state, decides a new Event,
- * meets the one already created under the same name (409), reads it and PATCHes it with its count+1 under
- * its resourceVersion, and stores that count (a merge: one more PutItem, conditional like the others, a
- * higher stored count winning), so every container's next repeat goes on from it. What an unsaved first
- * event does not leave in the state is its spam token and its message in the aggregation window: at most
- * one event more per object and container before the spam filter or the aggregation bites.
+ * that first event is sent without any DynamoDB request, and its state held in this container. So are the
+ * object's next events from it while each is a new Event, each within 10 s of the one before (a
+ * provisioner's `Provisioning` and `ProvisioningSucceeded`: no DynamoDB request for either). The first that
+ * is not (a repeat: count+1; or dropped by the spam filter) stores the state held, conditional on absence;
+ * refused if another container wrote one meanwhile, which is then read. A repeat of an unsaved event from
+ * elsewhere, or after 10 s, finds no state, decides a new Event, meets the one already created under the
+ * same name (409), reads it and PATCHes it with its count+1 under its resourceVersion, and stores that count
+ * (a merge: one more PutItem, conditional like the others, a higher stored count winning), so every
+ * container's next repeat goes on from it: counts are never lost. What unsaved events do not leave in the
+ * stored state are their spam tokens and their messages in the aggregation window: another container (or
+ * this one after 10 s of silence) counts the object's burst and aggregation afresh, as a restarted client-go
+ * does. A new object's events are few (a provisioned claim has two from the provisioner, one from the
+ * binder), so storing them only to forget them an hour later was one PutItem per claim for nothing.
  *
  * **Order: state first, then the API call** (as the dedup path always did: its count+1 and the spam token were
  * written before the PATCH). The write is what makes the decision exclusive — its winner is the only container
@@ -123,9 +127,10 @@ interface CreatedEvent {
 /**
  * An object created less than this long ago, whose item this container has not written, is taken to have
  * no item yet (its first event: a provisioner's `Provisioning`, a binder's `ExternalProvisioning`): that
- * event is sent without a read or a write, and its state held in the container until the object's next
- * event from it stores both (conditional on absence; if another container stored one meanwhile, the write
- * is refused and the item is read, as after any lost race).
+ * event is sent without a read or a write, and its state held in the container while the object's next
+ * events from it are new Events too (a provisioner's `ProvisioningSucceeded`). The first that is not (a
+ * repeat, a drop) stores it, conditional on absence; if another container stored one meanwhile, the write is
+ * refused and the item is read, as after any lost race.
  */
 const NEW_OBJECT_MS = 60_000;
 
@@ -381,20 +386,26 @@ export class KubeEventRecorder implements EventRecorder {
       let previous: CorrelationItem | undefined;
       // Whether `previous` is stored (a version to condition on) or only held here (absence to condition on).
       let stored: boolean;
+      // Whether the state is this container's alone, unread: a young object's it has held unsaved, or none.
+      let unread = false;
       if (known && now - known.at < WRITTEN_MEMO_MS) {
         previous = known.item;
         stored = known.saved;
+        unread = !stored;
       } else if (attempt === 1 && !known && young) {
-        // The first event of a new object: created without state (see NEW_OBJECT_MS), held here until the
-        // object's next event from this container stores both.
-        const { item, action } = correlate(undefined, keys, rawMessage, now, newName);
-        this.#remember(keys.pk, item, now, false);
-        return action;
+        // The first event of a new object: created without state (see NEW_OBJECT_MS).
+        stored = false;
+        unread = true;
       } else {
         previous = await this.#read(keys.pk);
         stored = previous !== undefined;
       }
       const { item, action } = correlate(previous, keys, rawMessage, now, newName);
+      // A young object's state stays here, unsaved, while its events are new Events (NEW_OBJECT_MS).
+      if (unread && young && action.kind === 'create') {
+        this.#remember(keys.pk, item, now, false);
+        return action;
+      }
       try {
         await this.#store(item, stored ? previous!.version : undefined);
         this.#remember(keys.pk, item, now, true);
