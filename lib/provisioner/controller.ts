@@ -166,19 +166,27 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
    * and the end of the sync (a Lambda killed or timed out): the volume may exist, and nothing else would
    * ever reclaim it. Upstream loses its in-memory `claimsInProgress` the same way when the process dies;
    * here the lease is durable, so the claim is provisioned to the end and its PV released and reclaimed.
-   * Costs two reads, only for a claim deleted before it was bound.
+   * A saved PV is cached only once the forwarder sees it (the provisioner leaves what it creates to the
+   * watch, kube-writer.ts), so with no entry the API is asked before a kept lease is taken for a dead one:
+   * a claim deleted right after its provisioning would otherwise wait out the lease and then provision a
+   * second backend volume only to reclaim it.
+   * Costs two reads (three with no PV cached), only for a claim deleted before it was bound.
    */
   async function provisioningCutShort(ctx: RuntimeContext, request: ReconcileRequest, cache: ObjectCache, leaseName: string, uid: string, lastState: PersistentVolumeClaim): Promise<boolean> {
     if (lastState.metadata.uid !== uid || !isProvisioningCandidate(config, lastState)) return false;
     const lease = await ctx.leases.get(leaseName);
     if (!lease?.holder) return false;
-    // A PV entry, even a tombstone, means the volume was saved (a kept lease) and is reclaimed through it.
+    // A PV entry, even a tombstone, means the volume was saved (a kept lease) and is reclaimed through it;
+    // so does a PV the API has that the forwarder has not cached yet.
     // (A volumeNameHook naming PVs by claim name gives a re-created claim the same PV name: its PV then
     // hides an earlier claim's unsaved volume from this check.)
     // The runtime's prefetch is good enough here: a PV saved since is found by the sync's own read.
     const pvName = volumeName(config, lastState);
     const prefetched = request.prefetched?.cache.get(prefetchKey('PersistentVolume', pvName));
-    return (prefetched !== undefined ? (prefetched ?? undefined) : await cache.get(request.cluster, 'PersistentVolume', pvName)) === undefined;
+    const entry = prefetched !== undefined ? (prefetched ?? undefined) : await cache.get(request.cluster, 'PersistentVolume', pvName);
+    if (entry) return false;
+    const writer = new KubeWriter(await ctx.kube.api(request.cluster, KubeJsonApi), undefined, request.cluster);
+    return (await writer.getVolume(pvName)) === undefined;
   }
 
   /**
@@ -286,7 +294,9 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
     // is what releases and reclaims it (upstream's unsaved-PV queue is keyed by PV, not by claim).
     if (record.pendingVolume) {
       const writer = new KubeWriter(await ctx.kube.api(cluster, KubeJsonApi), cache, cluster);
-      await writer.createVolume(record.pendingVolume);
+      // Saved without the provisioning lease (the sync that parked it released it): written back, so the
+      // claim's next sync finds it even before the forwarder has cached it.
+      await writer.createVolume(record.pendingVolume, { writeBack: true });
       await records.apply(cluster, uid, { pendingVolume: null, ...(record.inProgress ? { inProgress: null } : {}) });
       // Upstream's queue store records the success only on a claim that still exists.
       if (cached) await report(ctx, { claim: cached }, [{ on: 'claim', type: 'Normal', reason: EventReason.ProvisioningSucceeded, message: storeMessages.succeeded(record.pendingVolume.metadata.name ?? '') }], []);

@@ -3,10 +3,15 @@
  * update the claim (Reschedule). Every write that depends on what was read carries the resourceVersion
  * it was computed from (a 409 goes back to the runtime as a retry), and every successful update is
  * written back to the object cache, as upstream's controller updates its informer store. A created PV is
- * not: since v11 upstream leaves it to the watch, and so do we (the forwarder caches it when it sees it).
- * Its write-back would save nothing: the volume reaches no subscription of the provisioner's, and a
- * duplicate message for the claim waits for the provisioning lease the sync keeps (controller.ts). A retry
- * that still misses it adopts its backend volume by name and gets AlreadyExists for the PV.
+ * not: since v11 upstream leaves it to the watch, and so do we (the forwarder caches it when it sees it),
+ * saving one DynamoDB write per claim. Its tag kept nothing from the provisioner's queue at the defaults: a
+ * volume that is not Released reaches no subscription of the provisioner's. (With `provisionerAddFinalizer`
+ * that filter is off, and the new volume's ADDED costs the provisioner a reconcile that finds it already
+ * carries its finalizer; before, as often as the forwarder saw the volume before the write-back landed.) A
+ * duplicate message for the claim waits for the provisioning lease the sync keeps (controller.ts); a claim
+ * deleted meanwhile asks the API whether the PV exists before it takes the kept lease for a dead one; a
+ * retry that still misses it adopts its backend volume by name and gets AlreadyExists for the PV. Only a
+ * parked PV, saved later without the lease, is written back (`writeBack`).
  *
  * Objects cross as the API server's JSON (lib/kube/json-api.ts): no model walk each way, and a claim's
  * fields client-node's models do not know are sent back as read instead of dropped by the PUT.
@@ -70,10 +75,15 @@ export class KubeWriter implements PersistentVolumeCreator, VolumeWriter {
     await this.#cache?.put(this.#cluster, kind, obj, { writer: PROVISIONER_WRITER, classify: false }).catch(() => undefined);
   }
 
-  /** POST the PV; AlreadyExists is success (`'exists'`). Not written back (see the module comment). */
-  async createVolume(pv: PersistentVolume): Promise<'created' | 'exists'> {
+  /**
+   * POST the PV; AlreadyExists is success (`'exists'`). Not written back (see the module comment) unless
+   * `writeBack`: a caller that saves a PV without holding the claim's provisioning lease (a parked PV) has
+   * nothing else to keep the claim's next sync from provisioning again before the forwarder caches it.
+   */
+  async createVolume(pv: PersistentVolume, options: { writeBack?: boolean } = {}): Promise<'created' | 'exists'> {
     try {
-      await this.#api.post('/api/v1/persistentvolumes', pv);
+      const created = await this.#api.post<CacheableObject>('/api/v1/persistentvolumes', pv);
+      if (options.writeBack) await this.#remember('PersistentVolume', created);
       return 'created';
     } catch (err) {
       if (isAlreadyExists(err)) return 'exists';

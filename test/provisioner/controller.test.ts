@@ -106,10 +106,28 @@ describe('provisioner controller against the emulator, dynalite and the storage 
     assert.equal(pv.metadata.finalizers?.includes('external-provisioner.volume.kubernetes.io/finalizer') ?? false, false);
     assert.deepEqual(reasons(), ['Normal Provisioning', 'Normal ProvisioningSucceeded']);
     assert.deepEqual(observed.map((m) => `${m.op}:${m.outcome}:${m.class}`), ['provision:success:local']);
-    // Redelivery: the PV written back to the cache stops it before the Provisioner.
-    await reconcile(controller, 'PersistentVolumeClaim', 'default/data');
+    // The created PV is left to the watch (the forwarder's part, not played here): uncached.
+    assert.equal(await cache.get(CLUSTER, 'PersistentVolume', pvName), undefined);
+    // Redelivery: the lease the save kept defers it before the Provisioner.
+    const again = await reconcile(controller, 'PersistentVolumeClaim', 'default/data');
+    assert.ok(again && 'requeueAfterMs' in again, 'deferred by the kept lease');
     assert.equal(provisioner.provisions, 1);
-    assert.equal((await backendVolumes(pvName)).length, 1);
+    // Once the lease is gone with the PV still uncached (a forwarder far behind), the sync adopts the backend
+    // volume by name and meets its PV (AlreadyExists): success, still one backend volume and one PV.
+    const leases = new LeaseStore({ doc: db.doc, table: db.tables.control });
+    const kept = (await leases.get(provisioningLeaseName(CLUSTER, claim.metadata.uid!)))!;
+    assert.ok(await leases.release({ name: provisioningLeaseName(CLUSTER, claim.metadata.uid!), holder: kept.holder!, token: kept.token, expiresAt: kept.expiresAt }));
+    assert.equal(await reconcile(controller, 'PersistentVolumeClaim', 'default/data'), undefined);
+    assert.equal(provisioner.provisions, 2, 'provisioned again: it could not know');
+    assert.equal((await backendVolumes(pvName)).length, 1, 'the same backend volume, adopted');
+    assert.equal((await core.readPersistentVolume({ name: pvName })).metadata!.uid, pv.metadata.uid, 'the same PV');
+    assert.deepEqual(reasons().slice(-2), ['Normal Provisioning', 'Normal ProvisioningSucceeded']);
+    // With the PV cached (the forwarder caught up), a redelivery stops before the Provisioner.
+    await observe('PersistentVolume', pvName);
+    const leased = (await leases.get(provisioningLeaseName(CLUSTER, claim.metadata.uid!)))!;
+    await leases.release({ name: provisioningLeaseName(CLUSTER, claim.metadata.uid!), holder: leased.holder!, token: leased.token, expiresAt: leased.expiresAt });
+    await reconcile(controller, 'PersistentVolumeClaim', 'default/data');
+    assert.equal(provisioner.provisions, 2);
   });
 
   it('Delete policy: a Released PV loses its backend volume and its object; with AddFinalizer the finalizer goes too', async () => {
@@ -514,13 +532,18 @@ describe('provisioner controller against the emulator, dynalite and the storage 
         assert.equal((await backendVolumes(`pvc-${claim.metadata.uid}`)).length, 0, `${claim.metadata.name}: no volume made for a deleted claim`);
       }
       assert.equal(provisioner.provisions, 0);
-      // Provisioned, PV saved (its lease kept until it lapses), deleted before the binder bound it.
-      const saved = await createClaim('saved', 'local');
-      await reconcile(controller, 'PersistentVolumeClaim', 'default/saved');
-      await observe('PersistentVolume', `pvc-${saved.metadata.uid}`);
-      await deleteClaim(saved);
-      assert.equal(await reconcile(controller, 'PersistentVolumeClaim', 'default/saved', saved.metadata.uid), undefined, 'no wait for the kept lease');
-      assert.equal(provisioner.provisions, 1, 'provisioned once');
+      // Provisioned, PV saved (its lease kept until it lapses), deleted before the binder bound it: with its
+      // PV cached, and before the forwarder has cached it (the API is asked).
+      for (const [name, cached] of [['saved', true], ['saved-uncached', false]] as const) {
+        const saved = await createClaim(name, 'local');
+        await reconcile(controller, 'PersistentVolumeClaim', `default/${name}`);
+        if (cached) await observe('PersistentVolume', `pvc-${saved.metadata.uid}`);
+        await deleteClaim(saved);
+        assert.equal(await reconcile(controller, 'PersistentVolumeClaim', `default/${name}`, saved.metadata.uid), undefined, `${name}: no wait for the kept lease`);
+        const record = await new ClaimRecords(db.doc, db.tables.control).get(CLUSTER, saved.metadata.uid!);
+        assert.equal(record.inProgress, undefined, `${name}: not taken for a provisioning cut short`);
+      }
+      assert.equal(provisioner.provisions, 2, 'each provisioned once');
     });
   });
 
@@ -553,7 +576,12 @@ describe('provisioner controller against the emulator, dynalite and the storage 
     assert.equal((await core.readPersistentVolume({ name: pvName })).metadata!.name, pvName);
     assert.equal((await records.get(CLUSTER, claim.metadata.uid!)).pendingVolume, undefined);
     assert.equal(recorder.events.at(-1)!.reason, 'ProvisioningSucceeded');
+    // Saved without the provisioning lease: written back, so the next message finds it at once.
+    assert.equal((await cache.get(CLUSTER, 'PersistentVolume', pvName))?.writer, 'provisioner');
+    const succeeded = recorder.events.length;
+    assert.equal(await reconcile(controller, 'PersistentVolumeClaim', 'default/parked'), undefined);
     assert.equal(provisioner.provisions, 1, 'Provision ran once');
+    assert.equal(recorder.events.length, succeeded, 'no second ProvisioningSucceeded');
   });
 
   it('runtime options carry upstream retry semantics', () => {
