@@ -31,22 +31,24 @@
  * (`attribute_not_exists` for the first). A lost race (ConditionalCheckFailed) re-reads and decides again, a
  * bounded number of times; nothing has been sent to the API server yet, so no API call is ever repeated.
  * The item this container wrote last for an object stands in for the read for 10 s (one PutItem per event
- * then: a provisioner's `Provisioning` and `ProvisioningSucceeded`, a binder's repeated waiting event); a
- * write by anyone else since fails the version condition, and the item is read. An object created in the
+ * then: a provisioner's `Provisioning` and `ProvisioningFailed` on a retry, a binder's repeated waiting
+ * event); a write by anyone else since fails the version condition, and the item is read. An object created in the
  * last minute that this container has no item for is taken to have none (the first event of a new claim):
  * that first event is sent without any DynamoDB request, and its state held in this container. So are the
- * object's next events from it while each is a new Event, each within 10 s of the one before (a
+ * object's next events from it while each is a new Normal Event, each within 10 s of the one before (a
  * provisioner's `Provisioning` and `ProvisioningSucceeded`: no DynamoDB request for either). The first that
- * is not (a repeat: count+1; or dropped by the spam filter) stores the state held, conditional on absence;
- * refused if another container wrote one meanwhile, which is then read. A repeat of an unsaved event from
+ * is not (a Warning, which is what a retry repeats; a repeat: count+1; a drop by the spam filter) stores
+ * the state held, conditional on absence; refused if another container wrote one meanwhile, which is then
+ * read. A repeat of an unsaved event from
  * elsewhere, or after 10 s, finds no state, decides a new Event, meets the one already created under the
  * same name (409), reads it and PATCHes it with its count+1 under its resourceVersion, and stores that count
  * (a merge: one more PutItem, conditional like the others, a higher stored count winning), so every
- * container's next repeat goes on from it: counts are never lost. What unsaved events do not leave in the
+ * container's next repeat goes on from the Event's own count. What unsaved events do not leave in the
  * stored state are their spam tokens and their messages in the aggregation window: another container (or
  * this one after 10 s of silence) counts the object's burst and aggregation afresh, as a restarted client-go
- * does. A new object's events are few (a provisioned claim has two from the provisioner, one from the
- * binder), so storing them only to forget them an hour later was one PutItem per claim for nothing.
+ * does. A new object's events are few when all goes well (a provisioned claim has two from the
+ * provisioner, one from the binder), and storing them only to forget them an hour later was one PutItem per
+ * claim for nothing; a failure's Warning is stored at once, so its retry counts into it with one PATCH.
  *
  * **Order: state first, then the API call** (as the dedup path always did: its count+1 and the spam token were
  * written before the PATCH). The write is what makes the decision exclusive — its winner is the only container
@@ -56,8 +58,9 @@
  * names an Event that does not exist, so the next repeat PATCHes it, gets 404 and creates it under that name
  * with the right count (before, a crash after the create and before the state write made the repeat a second
  * Event instead). Concurrent PATCHes from two containers may reach the API server out of order (the lower
- * count last), as before. The one exception is a new object's first event, sent before its state is stored
- * (above): two containers sending it at once create one Event (the same name) and the second counts into it.
+ * count last), as before. The one exception is a new object's events held unsaved (above), sent before
+ * their state is stored: two containers sending one at once create one Event (the same name) and the second
+ * counts into it.
  *
  * **Size:** every write drops aggregates whose window has passed and events past `validUntil`. Live event
  * entries are bounded by the spam filter (each new one takes a token: at most 25 + 3600 s / 300 s = 37 per
@@ -128,9 +131,9 @@ interface CreatedEvent {
  * An object created less than this long ago, whose item this container has not written, is taken to have
  * no item yet (its first event: a provisioner's `Provisioning`, a binder's `ExternalProvisioning`): that
  * event is sent without a read or a write, and its state held in the container while the object's next
- * events from it are new Events too (a provisioner's `ProvisioningSucceeded`). The first that is not (a
- * repeat, a drop) stores it, conditional on absence; if another container stored one meanwhile, the write is
- * refused and the item is read, as after any lost race.
+ * events from it are new Normal Events (a provisioner's `ProvisioningSucceeded`). The first that is not (a
+ * Warning, a repeat, a drop) stores it, conditional on absence; if another container stored one meanwhile,
+ * the write is refused and the item is read, as after any lost race.
  */
 const NEW_OBJECT_MS = 60_000;
 
@@ -211,7 +214,7 @@ const isConditionFailure = (error: unknown): boolean => (error as { name?: strin
 
 /**
  * The recorder. One per (cluster, component) is enough; it remembers the items it wrote last (and a new
- * object's first event, until its next one stores it), at most {@link WRITTEN_MEMO_ENTRIES}.
+ * object's state it holds unsaved, see {@link NEW_OBJECT_MS}), at most {@link WRITTEN_MEMO_ENTRIES}.
  */
 export class KubeEventRecorder implements EventRecorder {
   readonly #api: () => Promise<KubeJsonApi>;
@@ -273,7 +276,7 @@ export class KubeEventRecorder implements EventRecorder {
     };
     const created = meta.creationTimestamp instanceof Date ? meta.creationTimestamp.getTime() : Date.parse(String(meta.creationTimestamp ?? ''));
     const young = Number.isFinite(created) && now - created < NEW_OBJECT_MS;
-    const action = await this.#decide(keys, rawMessage, now, (eventKey) => eventName(meta.name!, keys.pk, eventKey), young);
+    const action = await this.#decide(keys, rawMessage, now, (eventKey) => eventName(meta.name!, keys.pk, eventKey), young, type);
     if (action.kind === 'drop') return;
     const api = await this.#api();
     const event = { namespace, involvedObject, type, reason, message: action.message, name: action.name };
@@ -295,7 +298,7 @@ export class KubeEventRecorder implements EventRecorder {
 
   /**
    * A create found the Event already there (its name is the event key's, in every container): another
-   * container created it without state (a young object's first event, see {@link NEW_OBJECT_MS}), or the
+   * container created it without state (a young object's event held unsaved, see {@link NEW_OBJECT_MS}), or the
    * state lapsed while the Event lived on. The existing Event counts this one too (`count+1`, at least the
    * count decided; a PATCH under its resourceVersion, read again on a conflict), and the state learns its
    * count, so the next repeat goes on from it. An Event gone between the create and the merge (expired,
@@ -375,7 +378,7 @@ export class KubeEventRecorder implements EventRecorder {
    * Reads the (source, object) item, decides as client-go's EventCorrelator, and stores the outcome under the
    * item's version; on a lost race reads again and decides again.
    */
-  async #decide(keys: Keys, rawMessage: string, now: number, newName: (eventKey: string) => string, young: boolean): Promise<Action> {
+  async #decide(keys: Keys, rawMessage: string, now: number, newName: (eventKey: string) => string, young: boolean, type: EventType): Promise<Action> {
     let guessed = false;
     for (let attempt = 1; ; attempt++) {
       // What this container wrote last for the object stands in for the read (a provisioner's Provisioning and
@@ -401,8 +404,9 @@ export class KubeEventRecorder implements EventRecorder {
         stored = previous !== undefined;
       }
       const { item, action } = correlate(previous, keys, rawMessage, now, newName);
-      // A young object's state stays here, unsaved, while its events are new Events (NEW_OBJECT_MS).
-      if (unread && young && action.kind === 'create') {
+      // A young object's state stays here, unsaved: its first event, then while its events are new Normal
+      // ones (NEW_OBJECT_MS).
+      if (unread && young && action.kind === 'create' && (previous === undefined || type === 'Normal')) {
         this.#remember(keys.pk, item, now, false);
         return action;
       }

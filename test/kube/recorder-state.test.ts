@@ -433,6 +433,55 @@ describe('KubeEventRecorder state: one item per (source, object), two requests p
     await recorder(counted.doc).event({ ...old, metadata: { ...old.metadata, creationTimestamp: new Date(clock - 120_000).toISOString() } }, 'Normal', 'Provisioning', 'x');
     assert.deepEqual(counted.take(), { GetCommand: 1, PutCommand: 1 });
   });
+  test('(5b) what ends a young object\'s held state: a Warning (a retry counts into it with one PATCH), the object a minute old, 10 s of silence, a spam drop', async () => {
+    const bornAgo = (name: string, ms: number): InvolvedObject => {
+      const claim = claimNamed(name);
+      return { ...claim, metadata: { ...claim.metadata, creationTimestamp: new Date(clock - ms).toISOString() } };
+    };
+    const counted = counting(db.doc);
+    const logged = logging(json);
+    const r = recorder(counted.doc, logged.api);
+
+    // A failure: Provisioning held, its Warning stores both; the retry's repeat is one PutItem and one PATCH.
+    const failing = bornAgo('failing', 5_000);
+    clock += 1000;
+    await r.event(failing, 'Normal', 'Provisioning', 'provisioning');
+    clock += 1000;
+    await r.event(failing, 'Warning', 'ProvisioningFailed', 'backend down');
+    assert.deepEqual(counted.take(), { PutCommand: 1 }, 'the Warning stores the state held');
+    assert.deepEqual(Object.values((await itemOf(failing)).events).map((e) => e.count), [1, 1]);
+    clock += 15_000;
+    logged.sent.length = 0;
+    await r.event(failing, 'Normal', 'Provisioning', 'provisioning');
+    await r.event(failing, 'Warning', 'ProvisioningFailed', 'backend down');
+    assert.deepEqual(counted.take(), { GetCommand: 1, PutCommand: 2 }, 'read once (the memory lapsed), one PutItem per event');
+    assert.deepEqual(logged.sent.map((x) => [x.verb, x.count]), [['patch', 2], ['patch', 2]], 'each counted into its Event, no create met an existing one');
+
+    // Held while the object was young; it turns a minute old: its next event stores (on absence).
+    const aging = bornAgo('aging', 55_000);
+    await r.event(aging, 'Normal', 'Provisioning', 'provisioning');
+    clock += 6_000;
+    await r.event(aging, 'Normal', 'ProvisioningSucceeded', 'provisioned');
+    assert.deepEqual(counted.take(), { PutCommand: 1 });
+    assert.equal((await itemOf(aging)).version, 2, 'both events in the state');
+
+    // Held, then 10 s of silence: the memory lapsed, so the next event reads (nothing) and stores what it
+    // decides; the held event's token is not in it.
+    const quiet = bornAgo('quiet', 1_000);
+    await r.event(quiet, 'Normal', 'Provisioning', 'provisioning');
+    clock += 10_000;
+    await r.event(quiet, 'Normal', 'ProvisioningSucceeded', 'provisioned');
+    assert.deepEqual(counted.take(), { GetCommand: 1, PutCommand: 1 });
+    assert.deepEqual(Object.values((await itemOf(quiet)).events).map((e) => e.count), [1]);
+
+    // New Normal Events on a young object, all held, until the spam filter drops one: that stores them.
+    const chatty = bornAgo('chatty', 1_000);
+    for (let i = 0; i <= SPAM_BURST; i++) await r.event(chatty, 'Normal', `Step${i}`, `step ${i}`);
+    assert.deepEqual(counted.take(), { PutCommand: 1 }, 'one write, at the drop');
+    assert.equal((await eventsOf('chatty')).length, SPAM_BURST, 'the burst sent, the one over it dropped');
+    const stored = await itemOf(chatty);
+    assert.ok(stored.tokens < 1, `the burst spent: ${stored.tokens}`);
+  });
   test('(6) an Event gone between a create that met it and the merge (expired, deleted) is created again, not lost', async () => {
     const young = (name: string): InvolvedObject => {
       const claim = claimNamed(name);
