@@ -1,6 +1,6 @@
 /**
  * The last look before publishing: one consistent BatchGetItem over the cache entries of a batch's
- * untagged PersistentVolume and PersistentVolumeClaim events.
+ * untagged PersistentVolume and PersistentVolumeClaim events (MODIFIED, and a relist's SYNC).
  *
  * A controller writes back what its API write returned, tagged with its name (lib/state/cache.ts), and the
  * forwarder tags the watch event of that version with the writer so the writer's own subscription leaves

@@ -806,7 +806,7 @@ describe('EventPublisher against fauxqs', () => {
       assert.equal(progress.at(-1)?.rv, '98', 'the bookmark moved past all of them');
     });
 
-    it('an ADDED volume is not held: looked up, written and sent at once', async () => {
+    it('an unwritten event the review does not hold (an ADDED; the reflector now writes those itself) is written and sent at once', async () => {
       const { publisher, sent, stop } = start({ holdMs: 60_000 });
       await publisher.enqueue({ event: volume('a-new', 70, 'ADDED'), unwritten: true });
       await stop();
