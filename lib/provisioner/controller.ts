@@ -22,6 +22,7 @@ import type { RuntimeContext, SqsHandlerOptions } from '../runtime/handler.ts';
 import { TerminalError, type Controller, type ReconcileRequest, type ReconcileResult } from '../runtime/reconcile.ts';
 import { findError } from '../runtime/job.ts';
 import { UnknownClusterError } from '../kube/client.ts';
+import { BudgetTimeoutError } from '../state/bucket.ts';
 import { retryAfterMs } from '../kube/errors.ts';
 import { LeaseHeldError, type Lease } from '../state/lease.ts';
 import { ObjectCache, type CachedObject } from '../state/cache.ts';
@@ -168,8 +169,10 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
    * here the lease is durable, so the claim is provisioned to the end and its PV released and reclaimed.
    * A saved PV is cached only once the forwarder sees it (the provisioner leaves what it creates to the
    * watch, kube-writer.ts), so with no entry the API is asked before a kept lease is taken for a dead one:
-   * a claim deleted right after its provisioning would otherwise wait out the lease and then provision a
-   * second backend volume only to reclaim it.
+   * a claim deleted right after its provisioning would otherwise store an in-progress record, wait out the
+   * 5-minute lease, and then provision again (adopting the backend volume, meeting its PV) only to stop.
+   * An answer other than the PV or 404 is taken as before this lookup: cut short (nothing is lost that way;
+   * the wait and the sync then find or adopt the PV).
    * Costs two reads (three with no PV cached), only for a claim deleted before it was bound.
    */
   async function provisioningCutShort(ctx: RuntimeContext, request: ReconcileRequest, cache: ObjectCache, leaseName: string, uid: string, lastState: PersistentVolumeClaim): Promise<boolean> {
@@ -177,16 +180,24 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
     const lease = await ctx.leases.get(leaseName);
     if (!lease?.holder) return false;
     // A PV entry, even a tombstone, means the volume was saved (a kept lease) and is reclaimed through it;
-    // so does a PV the API has that the forwarder has not cached yet.
-    // (A volumeNameHook naming PVs by claim name gives a re-created claim the same PV name: its PV then
-    // hides an earlier claim's unsaved volume from this check.)
+    // so does a PV of this claim's that the API has and the forwarder has not cached yet.
+    // (A volumeNameHook naming PVs by claim name gives a re-created claim the same PV name: its cached PV
+    // then hides an earlier claim's unsaved volume from this check.)
     // The runtime's prefetch is good enough here: a PV saved since is found by the sync's own read.
     const pvName = volumeName(config, lastState);
     const prefetched = request.prefetched?.cache.get(prefetchKey('PersistentVolume', pvName));
     const entry = prefetched !== undefined ? (prefetched ?? undefined) : await cache.get(request.cluster, 'PersistentVolume', pvName);
     if (entry) return false;
-    const writer = new KubeWriter(await ctx.kube.api(request.cluster, KubeJsonApi), undefined, request.cluster);
-    return (await writer.getVolume(pvName)) === undefined;
+    try {
+      const writer = new KubeWriter(await ctx.kube.api(request.cluster, KubeJsonApi), undefined, request.cluster);
+      const live = await writer.getVolume(pvName);
+      return live === undefined || (live.spec?.claimRef?.uid !== undefined && live.spec.claimRef.uid !== uid);
+    } catch (err) {
+      // The budget's wait and an unknown cluster go to the runtime as anywhere else.
+      if (findError(err, BudgetTimeoutError) || findError(err, UnknownClusterError)) throw err;
+      ctx.logger.warn('could not ask the API for the PV of a deleted claim: taken as a provisioning cut short', { uid, pv: pvName, error: String(err) });
+      return true;
+    }
   }
 
   /**

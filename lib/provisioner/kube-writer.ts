@@ -11,7 +11,7 @@
  * duplicate message for the claim waits for the provisioning lease the sync keeps (controller.ts); a claim
  * deleted meanwhile asks the API whether the PV exists before it takes the kept lease for a dead one; a
  * retry that still misses it adopts its backend volume by name and gets AlreadyExists for the PV. Only a
- * parked PV, saved later without the lease, is written back (`writeBack`).
+ * parked PV, saved later without the lease, is written back (`writeBack`), when its create succeeds.
  *
  * Objects cross as the API server's JSON (lib/kube/json-api.ts): no model walk each way, and a claim's
  * fields client-node's models do not know are sent back as read instead of dropped by the PUT.

@@ -125,8 +125,8 @@ describe('provisioner controller against the emulator, dynalite and the storage 
     // With the PV cached (the forwarder caught up), a redelivery stops before the Provisioner.
     await observe('PersistentVolume', pvName);
     const leased = (await leases.get(provisioningLeaseName(CLUSTER, claim.metadata.uid!)))!;
-    await leases.release({ name: provisioningLeaseName(CLUSTER, claim.metadata.uid!), holder: leased.holder!, token: leased.token, expiresAt: leased.expiresAt });
-    await reconcile(controller, 'PersistentVolumeClaim', 'default/data');
+    assert.ok(await leases.release({ name: provisioningLeaseName(CLUSTER, claim.metadata.uid!), holder: leased.holder!, token: leased.token, expiresAt: leased.expiresAt }));
+    assert.equal(await reconcile(controller, 'PersistentVolumeClaim', 'default/data'), undefined);
     assert.equal(provisioner.provisions, 2);
   });
 
@@ -544,6 +544,28 @@ describe('provisioner controller against the emulator, dynalite and the storage 
         assert.equal(record.inProgress, undefined, `${name}: not taken for a provisioning cut short`);
       }
       assert.equal(provisioner.provisions, 2, 'each provisioned once');
+    });
+
+    it('a claim deleted before its PV was cached, the API failing to answer for the PV: taken as cut short, and finished without a second volume', async () => {
+      const controller = controllerWith();
+      const claim = await createClaim('unanswered', 'local');
+      const pvName = `pvc-${claim.metadata.uid}`;
+      await reconcile(controller, 'PersistentVolumeClaim', 'default/unanswered');
+      await deleteClaim(claim);
+      kube.faults.inject({ verb: 'get', resource: 'persistentvolumes', count: 20, status: 500, message: 'etcd is sad' });
+      const deferred = await reconcile(controller, 'PersistentVolumeClaim', 'default/unanswered', claim.metadata.uid);
+      kube.faults.clear();
+      assert.ok(deferred && 'requeueAfterMs' in deferred, 'waits for the kept lease, as a provisioning cut short');
+      const records = new ClaimRecords(db.doc, db.tables.control);
+      assert.equal((await records.get(CLUSTER, claim.metadata.uid!)).inProgress?.metadata.uid, claim.metadata.uid, 'kept in progress: nothing lost');
+      // The lease lapses (released here): the sync adopts the backend volume and meets its PV.
+      const leases = new LeaseStore({ doc: db.doc, table: db.tables.control });
+      const kept = (await leases.get(provisioningLeaseName(CLUSTER, claim.metadata.uid!)))!;
+      assert.ok(await leases.release({ name: provisioningLeaseName(CLUSTER, claim.metadata.uid!), holder: kept.holder!, token: kept.token, expiresAt: kept.expiresAt }));
+      assert.equal(await reconcile(controller, 'PersistentVolumeClaim', 'default/unanswered', claim.metadata.uid), undefined);
+      assert.equal((await records.get(CLUSTER, claim.metadata.uid!)).inProgress, undefined, 'finished');
+      assert.equal((await backendVolumes(pvName)).length, 1, 'one backend volume');
+      assert.equal((await core.readPersistentVolume({ name: pvName })).spec!.claimRef!.uid, claim.metadata.uid);
     });
   });
 
