@@ -31,24 +31,26 @@
  * (`attribute_not_exists` for the first). A lost race (ConditionalCheckFailed) re-reads and decides again, a
  * bounded number of times; nothing has been sent to the API server yet, so no API call is ever repeated.
  * The item this container wrote last for an object stands in for the read for 10 s (one PutItem per event
- * then: a provisioner's `Provisioning` and `ProvisioningFailed` on a retry, a binder's repeated waiting
- * event); a write by anyone else since fails the version condition, and the item is read. An object created in the
- * last minute that this container has no item for is taken to have none (the first event of a new claim):
- * that first event is sent without any DynamoDB request, and its state held in this container. So are the
- * object's next events from it while each is a new Normal Event, each within 10 s of the one before (a
- * provisioner's `Provisioning` and `ProvisioningSucceeded`: no DynamoDB request for either). The first that
- * is not (a Warning, which is what a retry repeats; a repeat: count+1; a drop by the spam filter) stores
- * the state held, conditional on absence; refused if another container wrote one meanwhile, which is then
- * read. A repeat of an unsaved event from
- * elsewhere, or after 10 s, finds no state, decides a new Event, meets the one already created under the
- * same name (409), reads it and PATCHes it with its count+1 under its resourceVersion, and stores that count
- * (a merge: one more PutItem, conditional like the others, a higher stored count winning), so every
- * container's next repeat goes on from the Event's own count. What unsaved events do not leave in the
- * stored state are their spam tokens and their messages in the aggregation window: another container (or
- * this one after 10 s of silence) counts the object's burst and aggregation afresh, as a restarted client-go
- * does. A new object's events are few when all goes well (a provisioned claim has two from the
- * provisioner, one from the binder), and storing them only to forget them an hour later was one PutItem per
- * claim for nothing; a failure's Warning is stored at once, so its retry counts into it with one PATCH.
+ * then: a binder's repeated waiting event); a write by anyone else since fails the version condition, and
+ * the item is read. An object created in the last minute that this container has no item for is taken to
+ * have none (the first event of a new claim): a Normal first event is sent without any DynamoDB request,
+ * and its state held in this container. So are the object's next Normal events from it while each is a new
+ * Event and the object is less than a minute old (a provisioner's `Provisioning` and
+ * `ProvisioningSucceeded`: no DynamoDB request for either). The first that is not (a Warning, which is what
+ * a retry repeats; a repeat: count+1; a drop by the spam filter; any event once the object is a minute old)
+ * stores the state held, conditional on absence; refused if another container wrote one meanwhile, which
+ * is then read. Held state is this container's until then, however long ago its last event (LRU-evicted
+ * with the rest, {@link WRITTEN_MEMO_ENTRIES}): its store is conditional on absence, so it never needs the
+ * 10 s limit of an item read. A repeat of an unsaved event from elsewhere (or after the state was evicted)
+ * finds no state, decides a new Event, meets the one already created under the same name (409), reads it
+ * and PATCHes it with its count+1 under its resourceVersion, and stores that count (a merge: one more
+ * PutItem, conditional like the others, a higher stored count winning), so every container's next repeat
+ * goes on from the Event's own count. What unsaved events do not leave in the stored state are their spam
+ * tokens and their messages in the aggregation window: another container counts the object's burst and
+ * aggregation afresh, as a restarted client-go does. A new object's events are few when all goes well (a
+ * provisioned claim has two from the provisioner, one from the binder), and storing them only to forget
+ * them an hour later was one PutItem per claim for nothing; a failure's Warning is stored at once, so its
+ * retry counts into it with one PATCH.
  *
  * **Order: state first, then the API call** (as the dedup path always did: its count+1 and the spam token were
  * written before the PATCH). The write is what makes the decision exclusive — its winner is the only container
@@ -110,7 +112,7 @@ export const SPAM_QPS = 1 / 300;
 /** At most this many aggregates, and this many events, in one (source, object) item. */
 const MAX_CORRELATION_ENTRIES = 64;
 /** Writes tried per event before giving up (each lost race means another container's event went in). */
-/** How long an item this container wrote stands in for a read, and how many are kept. */
+/** How long an item this container wrote stands in for a read (state held unsaved: until stored), and how many are kept. */
 const WRITTEN_MEMO_MS = 10_000;
 const WRITTEN_MEMO_ENTRIES = 500;
 const MAX_ATTEMPTS = 10;
@@ -129,11 +131,11 @@ interface CreatedEvent {
 }
 /**
  * An object created less than this long ago, whose item this container has not written, is taken to have
- * no item yet (its first event: a provisioner's `Provisioning`, a binder's `ExternalProvisioning`): that
- * event is sent without a read or a write, and its state held in the container while the object's next
- * events from it are new Normal Events (a provisioner's `ProvisioningSucceeded`). The first that is not (a
- * Warning, a repeat, a drop) stores it, conditional on absence; if another container stored one meanwhile,
- * the write is refused and the item is read, as after any lost race.
+ * no item yet (its first event: a provisioner's `Provisioning`, a binder's `ExternalProvisioning`): a Normal
+ * one is sent without a read or a write, and its state held in the container while the object's next events
+ * from it are new Normal Events and it is younger than this (a provisioner's `ProvisioningSucceeded`). The
+ * first that is not (a Warning, a repeat, a drop, an older object) stores it, conditional on absence; if
+ * another container stored one meanwhile, the write is refused and the item is read, as after any lost race.
  */
 const NEW_OBJECT_MS = 60_000;
 
@@ -340,7 +342,7 @@ export class KubeEventRecorder implements EventRecorder {
       const known = attempt === 1 ? this.#written.get(pk) : undefined;
       let previous: CorrelationItem | undefined;
       let stored: boolean;
-      if (known && now - known.at < WRITTEN_MEMO_MS) {
+      if (known && (!known.saved || now - known.at < WRITTEN_MEMO_MS)) {
         previous = known.item;
         stored = known.saved;
       } else {
@@ -391,7 +393,8 @@ export class KubeEventRecorder implements EventRecorder {
       let stored: boolean;
       // Whether the state is this container's alone, unread: a young object's it has held unsaved, or none.
       let unread = false;
-      if (known && now - known.at < WRITTEN_MEMO_MS) {
+      if (known && (!known.saved || now - known.at < WRITTEN_MEMO_MS)) {
+        // An item written here (for 10 s), or state held here unsaved (stored on absence: never stale).
         previous = known.item;
         stored = known.saved;
         unread = !stored;
@@ -404,9 +407,8 @@ export class KubeEventRecorder implements EventRecorder {
         stored = previous !== undefined;
       }
       const { item, action } = correlate(previous, keys, rawMessage, now, newName);
-      // A young object's state stays here, unsaved: its first event, then while its events are new Normal
-      // ones (NEW_OBJECT_MS).
-      if (unread && young && action.kind === 'create' && (previous === undefined || type === 'Normal')) {
+      // A young object's state stays here, unsaved, while its events are new Normal ones (NEW_OBJECT_MS).
+      if (unread && young && action.kind === 'create' && type === 'Normal') {
         this.#remember(keys.pk, item, now, false);
         return action;
       }

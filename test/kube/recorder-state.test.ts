@@ -417,23 +417,30 @@ describe('KubeEventRecorder state: one item per (source, object), two requests p
     assert.deepEqual((await eventsOf('shared')).map((e) => e.count), [6]);
     assert.deepEqual(await stateCounts(), [6]);
 
-    // A repeat of a first event nobody stored, from a container whose memory of it lapsed: it reads (nothing),
-    // decides a new Event, meets it, counts into it and stores the count.
-    const lonely = recorder(counted.doc);
+    // A repeat of a first event nobody stored, from a container that does not hold its state (another one,
+    // or this one after evicting it): to it the event is a first one too, decided without a read; it meets
+    // the Event, counts into it and stores the count (on absence).
+    const held = recorder(counted.doc);
     clock += 1000;
-    await lonely.event(young('lone'), 'Normal', 'Provisioning', 'provisioning "default/lone"');
+    await held.event(young('lone'), 'Normal', 'Provisioning', 'provisioning "default/lone"');
     clock += 11_000;
-    await lonely.event(young('lone'), 'Normal', 'Provisioning', 'provisioning "default/lone"');
-    assert.deepEqual(counted.take(), { GetCommand: 1, PutCommand: 2 }, 'read, decide, store the merged count');
+    await recorder(counted.doc).event(young('lone'), 'Normal', 'Provisioning', 'provisioning "default/lone"');
+    assert.deepEqual(counted.take(), { PutCommand: 1 }, 'no read: the merged count stored on absence');
     assert.deepEqual((await eventsOf('lone')).map((e) => e.count), [2]);
     assert.deepEqual(Object.values((await itemOf(young('lone'))).events).map((e) => e.count), [2]);
+    // The container that held it, repeating however much later: its held state is stored on absence,
+    // refused (the merge stored one), read, and counted on.
+    clock += 1000;
+    await held.event(young('lone'), 'Normal', 'Provisioning', 'provisioning "default/lone"');
+    assert.deepEqual(counted.take(), { PutCommand: 2, GetCommand: 1 }, 'refused, read, stored');
+    assert.deepEqual((await eventsOf('lone')).map((e) => e.count), [3]);
 
     // An object older than a minute is read first, as before.
     const old = claimNamed('old');
     await recorder(counted.doc).event({ ...old, metadata: { ...old.metadata, creationTimestamp: new Date(clock - 120_000).toISOString() } }, 'Normal', 'Provisioning', 'x');
     assert.deepEqual(counted.take(), { GetCommand: 1, PutCommand: 1 });
   });
-  test('(5b) what ends a young object\'s held state: a Warning (a retry counts into it with one PATCH), the object a minute old, 10 s of silence, a spam drop', async () => {
+  test('(5b) what ends a young object\'s held state: a Warning (a retry counts into it with one PATCH), the object a minute old, a repeat however late, a spam drop', async () => {
     const bornAgo = (name: string, ms: number): InvolvedObject => {
       const claim = claimNamed(name);
       return { ...claim, metadata: { ...claim.metadata, creationTimestamp: new Date(clock - ms).toISOString() } };
@@ -465,14 +472,24 @@ describe('KubeEventRecorder state: one item per (source, object), two requests p
     assert.deepEqual(counted.take(), { PutCommand: 1 });
     assert.equal((await itemOf(aging)).version, 2, 'both events in the state');
 
-    // Held, then 10 s of silence: the memory lapsed, so the next event reads (nothing) and stores what it
-    // decides; the held event's token is not in it.
+    // Held state does not lapse after 10 s as a written item's memory does (its store is conditional on
+    // absence): a new Normal Event 20 s later is held too, and a repeat after that stores both.
     const quiet = bornAgo('quiet', 1_000);
     await r.event(quiet, 'Normal', 'Provisioning', 'provisioning');
-    clock += 10_000;
+    clock += 20_000;
     await r.event(quiet, 'Normal', 'ProvisioningSucceeded', 'provisioned');
-    assert.deepEqual(counted.take(), { GetCommand: 1, PutCommand: 1 });
-    assert.deepEqual(Object.values((await itemOf(quiet)).events).map((e) => e.count), [1]);
+    assert.deepEqual(counted.take(), {});
+    clock += 1000;
+    logged.sent.length = 0;
+    await r.event(quiet, 'Normal', 'Provisioning', 'provisioning');
+    assert.deepEqual(counted.take(), { PutCommand: 1 });
+    assert.deepEqual(logged.sent.map((x) => [x.verb, x.count]), [['patch', 2]], 'counted from the held state, no create met');
+    assert.deepEqual(Object.values((await itemOf(quiet)).events).map((e) => e.count).sort(), [1, 2]);
+
+    // A Warning as a young object's first event is stored at once: it is what a retry repeats.
+    const refused = bornAgo('refused', 1_000);
+    await r.event(refused, 'Warning', 'ProvisioningFailed', 'storageclass "gone" not found');
+    assert.deepEqual(counted.take(), { PutCommand: 1 });
 
     // New Normal Events on a young object, all held, until the spam filter drops one: that stores them.
     const chatty = bornAgo('chatty', 1_000);
