@@ -83,6 +83,13 @@ describe('provisioner controller against the emulator, dynalite and the storage 
     stack.createClaim(name, cls, NAME, annotations);
 
   const backendVolumes = async (pvName: string) => (await storage.listVolumes('default').catch(() => [])).filter((v) => v.name === pvName);
+  /** Releases a claim's provisioning lease whoever holds it: the lease lapsing, without the wait. */
+  async function lapseLease(uid: string): Promise<void> {
+    const leases = new LeaseStore({ doc: db.doc, table: db.tables.control });
+    const name = provisioningLeaseName(CLUSTER, uid);
+    const held = (await leases.get(name))!;
+    assert.ok(await leases.release({ name, holder: held.holder!, token: held.token, expiresAt: held.expiresAt }), 'the lease was held');
+  }
   const reasons = () => recorder.events.map((e) => `${e.type} ${e.reason}`);
 
   /** The binder's part: the claim is gone, the PV is Released. */
@@ -114,9 +121,7 @@ describe('provisioner controller against the emulator, dynalite and the storage 
     assert.equal(provisioner.provisions, 1);
     // Once the lease is gone with the PV still uncached (a forwarder far behind), the sync adopts the backend
     // volume by name and meets its PV (AlreadyExists): success, still one backend volume and one PV.
-    const leases = new LeaseStore({ doc: db.doc, table: db.tables.control });
-    const kept = (await leases.get(provisioningLeaseName(CLUSTER, claim.metadata.uid!)))!;
-    assert.ok(await leases.release({ name: provisioningLeaseName(CLUSTER, claim.metadata.uid!), holder: kept.holder!, token: kept.token, expiresAt: kept.expiresAt }));
+    await lapseLease(claim.metadata.uid!);
     assert.equal(await reconcile(controller, 'PersistentVolumeClaim', 'default/data'), undefined);
     assert.equal(provisioner.provisions, 2, 'provisioned again: it could not know');
     assert.equal((await backendVolumes(pvName)).length, 1, 'the same backend volume, adopted');
@@ -124,8 +129,7 @@ describe('provisioner controller against the emulator, dynalite and the storage 
     assert.deepEqual(reasons().slice(-2), ['Normal Provisioning', 'Normal ProvisioningSucceeded']);
     // With the PV cached (the forwarder caught up), a redelivery stops before the Provisioner.
     await observe('PersistentVolume', pvName);
-    const leased = (await leases.get(provisioningLeaseName(CLUSTER, claim.metadata.uid!)))!;
-    assert.ok(await leases.release({ name: provisioningLeaseName(CLUSTER, claim.metadata.uid!), holder: leased.holder!, token: leased.token, expiresAt: leased.expiresAt }));
+    await lapseLease(claim.metadata.uid!);
     assert.equal(await reconcile(controller, 'PersistentVolumeClaim', 'default/data'), undefined);
     assert.equal(provisioner.provisions, 2);
   });
@@ -558,10 +562,8 @@ describe('provisioner controller against the emulator, dynalite and the storage 
       assert.ok(deferred && 'requeueAfterMs' in deferred, 'waits for the kept lease, as a provisioning cut short');
       const records = new ClaimRecords(db.doc, db.tables.control);
       assert.equal((await records.get(CLUSTER, claim.metadata.uid!)).inProgress?.metadata.uid, claim.metadata.uid, 'kept in progress: nothing lost');
-      // The lease lapses (released here): the sync adopts the backend volume and meets its PV.
-      const leases = new LeaseStore({ doc: db.doc, table: db.tables.control });
-      const kept = (await leases.get(provisioningLeaseName(CLUSTER, claim.metadata.uid!)))!;
-      assert.ok(await leases.release({ name: provisioningLeaseName(CLUSTER, claim.metadata.uid!), holder: kept.holder!, token: kept.token, expiresAt: kept.expiresAt }));
+      // The lease lapses: the sync adopts the backend volume and meets its PV.
+      await lapseLease(claim.metadata.uid!);
       assert.equal(await reconcile(controller, 'PersistentVolumeClaim', 'default/unanswered', claim.metadata.uid), undefined);
       assert.equal((await records.get(CLUSTER, claim.metadata.uid!)).inProgress, undefined, 'finished');
       assert.equal((await backendVolumes(pvName)).length, 1, 'one backend volume');
