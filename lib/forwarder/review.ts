@@ -27,9 +27,10 @@
  * An event already in the cache (a relist's SYNC; one the forwarder wrote when it saw it) is answered as
  * before the write moved here: tagged when the entry names it; held when the cache holds it or a newer
  * version untagged (a newer version's write-back may still name it); else unchanged.
- * ADDED events are never looked at: no controller writes back what it creates (the provisioner leaves its
- * new volumes to the watch, as upstream does since v11: lib/provisioner/kube-writer.ts), so the reflector
- * writes them when it sees them. Versions of an object being deleted (`deletionTimestamp`) are never held:
+ * ADDED events are never looked at: controllers leave what they create to the watch (the provisioner its new
+ * volumes, as upstream does since v11: lib/provisioner/kube-writer.ts), so the reflector writes them when it
+ * sees them. (A parked PV, saved late without its lease, is the one creation written back: the reflector's
+ * write then finds it there, tagged, or lands first and refuses the write-back; either way once.) Versions of an object being deleted (`deletionTimestamp`) are never held:
  * they come from the deletion, the API server's own finalizers and at most one controller write (the
  * provisioner's finalizer patch after its DELETE, written back), and holding them would slow every deletion
  * down to save that one message.

@@ -383,10 +383,10 @@ export class KubeEventRecorder implements EventRecorder {
   async #decide(keys: Keys, rawMessage: string, now: number, newName: (eventKey: string) => string, young: boolean, type: EventType): Promise<Action> {
     let guessed = false;
     for (let attempt = 1; ; attempt++) {
-      // What this container wrote last for the object stands in for the read (a provisioner's Provisioning and
-      // ProvisioningSucceeded, a binder's repeated waiting event): if anyone wrote since, the version
-      // condition fails and the item is read. A young object this container never wrote for is taken to
-      // have no item (NEW_OBJECT_MS).
+      // What this container wrote last for the object stands in for the read (a binder's repeated waiting
+      // event): if anyone wrote since, the version condition fails and the item is read. A young object this
+      // container never wrote for is taken to have no item, and what it holds unsaved for one is its state
+      // (NEW_OBJECT_MS).
       const known = attempt === 1 ? this.#written.get(keys.pk) : undefined;
       let previous: CorrelationItem | undefined;
       // Whether `previous` is stored (a version to condition on) or only held here (absence to condition on).
