@@ -684,6 +684,9 @@ export function measure(bench: BenchStack, before: Snapshot, after: Snapshot, ru
       dynamoReadUnitsPerOp: per(t['dynamo rru'] ?? 0),
       dynamoWriteUnitsPerOp: per(t['dynamo wru'] ?? 0),
       dynamoConditionalFailuresPerOp: per(t['dynamo conditionalFailures'] ?? 0),
+      dynamoConditionalFailuresByUsePerOp: Object.fromEntries(
+        Object.entries(t).filter(([k]) => k.startsWith('dynamo failedUse ')).sort(([, a], [, b]) => b - a).map(([k, v]) => [k.slice('dynamo failedUse '.length), per(v)]),
+      ),
       sqsBillableRequestsPerOp: per(billable + Math.max(0, fromSns)),
       lambdaGBSecondsPerOp: per(fnGbSeconds, 4),
       billedMsPerInvocation: round((t.billedMs ?? 0) / Math.max(1, t.invocations ?? 0), 1),
@@ -745,6 +748,9 @@ export function measure(bench: BenchStack, before: Snapshot, after: Snapshot, ru
         conditionalFailuresPerOp: per(aws['forwarder dynamo conditionalFailures'] ?? 0),
         requestsByUsePerOp: Object.fromEntries(
           Object.entries(aws).filter(([k]) => k.startsWith('forwarder dynamo use ')).sort(([, a], [, b]) => b - a).map(([k, v]) => [k.slice('forwarder dynamo use '.length), per(v)]),
+        ),
+        conditionalFailuresByUsePerOp: Object.fromEntries(
+          Object.entries(aws).filter(([k]) => k.startsWith('forwarder dynamo failedUse ')).sort(([, a], [, b]) => b - a).map(([k, v]) => [k.slice('forwarder dynamo failedUse '.length), per(v)]),
         ),
       },
     },

@@ -51,7 +51,8 @@ const DYNAMO_READS = /^(Get|Query|Scan|BatchGet|BatchGetItem|GetItem|TransactGet
 /**
  * Counts DynamoDB requests by command (`request GetCommand`), the read and write request units DynamoDB
  * reports (asked for with ReturnConsumedCapacity=TOTAL) as `rru` / `wru`, and failed conditional writes
- * (`conditionalFailures`, also added to `wru` as one unit each: DynamoDB charges them), and the items
+ * (`conditionalFailures`, and by use as `failedUse <command> <use>`; also added to `wru` as one unit each:
+ * DynamoDB charges them), and the items
  * Queries and Scans read (`itemsScanned`: their bytes are what DynamoDB charges for) and returned
  * (`itemsReturned`, what travels and is parsed: fewer when a filter drops some).
  */
@@ -61,8 +62,9 @@ export function meterDynamo(client: MeteredClient, tally: Tally, prefix = '', op
       const command = String(context.commandName ?? 'unknown');
       const input = args.input as Record<string, unknown>;
       if (input.ReturnConsumedCapacity === undefined && !/Table|TimeToLive|Tags/.test(command)) input.ReturnConsumedCapacity = 'TOTAL';
+      const use = `${command.replace(/Command$/, '')} ${dynamoUse(input)}`;
       tally.add(`${prefix}request ${command}`);
-      tally.add(`${prefix}use ${command.replace(/Command$/, '')} ${dynamoUse(input)}`);
+      tally.add(`${prefix}use ${use}`);
       const read = DYNAMO_READS.test(command);
       try {
         const out = await next(args);
@@ -83,6 +85,7 @@ export function meterDynamo(client: MeteredClient, tally: Tally, prefix = '', op
       } catch (error) {
         if ((error as { name?: string }).name === 'ConditionalCheckFailedException') {
           tally.add(`${prefix}conditionalFailures`);
+          tally.add(`${prefix}failedUse ${use}`);
           tally.add(`${prefix}wru`, 1);
         } else {
           tally.add(`${prefix}errors`);

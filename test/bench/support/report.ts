@@ -30,8 +30,8 @@ const fmt = (v: unknown, digits = 2): string => {
  * The steady row of a series of bursts: the burst with the median throughput (the lower of the two middle
  * ones for an even count; the first run of equal ones) among those that completed, or among all when none
  * did (a burst cut short by its timeout counts only what finished, so its rate is no rate of the whole).
- * With `medianOfBursts` (how many ran), `incompleteBursts` and `rounds`: each burst's p50, p99, rate, CPU and
- * completeness in the order run. Undefined for none.
+ * With `medianOfBursts` (how many ran), `incompleteBursts` and `rounds`: each burst's p50, p99, rate, CPU (in
+ * all and by where it ran), messages, stage p50s and completeness in the order run. Undefined for none.
  */
 export function steadyOf(bursts: readonly Record<string, unknown>[]): Record<string, unknown> | undefined {
   if (bursts.length === 0) return undefined;
@@ -49,6 +49,11 @@ export function steadyOf(bursts: readonly Record<string, unknown>[]): Record<str
       throughputPerSecond: r.throughputPerSecond,
       cpuMsPerOp: r.cpu?.msPerOp?.total,
       otherThreadsCpuMsPerOp: r.cpu?.msPerOpByThread?.otherThreads,
+      mainThreadCpuMsPerOp: r.cpu?.msPerOpByThread?.mainThread,
+      functionsThreadCpuMsPerOp: r.cpu?.msPerOpByThread?.functionsThread,
+      awsStandInsCpuMsPerOp: r.cpu?.msPerOp?.awsStandIns,
+      messagesPerOp: r.messagesPerOp,
+      stagesP50Ms: r.stagesP50Ms,
       complete: r.complete,
     })),
   };
