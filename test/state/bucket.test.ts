@@ -1,7 +1,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ApiBudget, bucketTokens, budgetFromEnv, BudgetTimeoutError, KCM_CLIENT_DEFAULTS, withBudgetDeadline } from '../../lib/state/bucket.ts';
 import type { DocumentClient } from '../../lib/state/client.ts';
+import { bucketPk } from '../../lib/state/schema.ts';
 import { startDynalite, type Dynalite } from '../support/dynalite.ts';
 
 /** A document client that counts the commands sent through it by name. */
@@ -176,7 +178,7 @@ describe('ApiBudget (shared token bucket in DynamoDB)', () => {
       const clock = simulatedClock();
       const counted = counting(db.doc);
       const bucket = new ApiBudget({ doc: counted.doc, table: db.tables.control, cluster: `slow-${budget.qps}`, ...budget, ...clock });
-      assert.equal(bucket.effectiveBurst, budget.burst / 2, 'burst − qps × (650 ms life + 100 ms margin)');
+      assert.equal(bucket.effectiveBurst, budget.burst / 2 - budget.qps / 10, 'burst − qps × (650 ms life + 100 ms margin + 100 ms idle grace)');
       // One reconcile under load: a request every 300 ms. With 250-ms slots each one lapsed before use.
       for (let i = 0; i < 8; i++) {
         await bucket.take();
@@ -202,6 +204,72 @@ describe('ApiBudget (shared token bucket in DynamoDB)', () => {
         }
       }),
     );
+    const most = mostInWindow(arrivals, 1000);
+    assert.ok(most <= 50, `${most} requests reached the server in one second (limit 50)`);
+  });
+
+  test('one write per reservation when the guess is right: which form a container tries first', async () => {
+    // [case, the bucket's tat relative to now as others left it (undefined: never used), takes at once,
+    // bucket writes]. Each container is new: it knows nothing of the bucket but how busy it is itself.
+    const cases: Array<[string, number | undefined, number, number]> = [
+      ['booked ahead, a busy container: goes after the bookings at once', 200, 3, 1],
+      ['idle 60 ms (within the grace), a busy container: goes after the last booking', -60, 3, 1],
+      ['idle 60 ms, a request on its own: starts at now', -60, 1, 1],
+      ['idle 5 s, a request on its own: starts at now', -5000, 1, 1],
+      ['never used, a request on its own', undefined, 1, 1],
+      ['never used, a busy container', undefined, 3, 1],
+      ['booked ahead, a request on its own: the wrong guess costs a refused write', 200, 1, 2],
+      ['idle 5 s, a busy container: the wrong guess costs a refused write', -5000, 3, 2],
+    ];
+    for (const [name, bucketTat, takes, writes] of cases) {
+      const clock = simulatedClock();
+      const cluster = `guess-${name}`;
+      if (bucketTat !== undefined) {
+        await db.doc.send(new UpdateCommand({ TableName: db.tables.control, Key: { pk: bucketPk(cluster) }, UpdateExpression: 'SET tat = :tat', ExpressionAttributeValues: { ':tat': clock.now() + bucketTat } }));
+      }
+      const counted = counting(db.doc);
+      const budget = new ApiBudget({ doc: counted.doc, table: db.tables.control, cluster, qps: 400, burst: 600, ...clock });
+      await Promise.all(Array.from({ length: takes }, () => budget.take()));
+      assert.equal(counted.counts.UpdateCommand ?? 0, writes, name);
+      const stored = await budget.read();
+      const expectedTat = bucketTat !== undefined && bucketTat >= -budget.idleGraceMs && writes === 1 && takes > 1
+        ? clock.now() + bucketTat + 20 * 2.5 // after the bookings: a whole slice of 20 slots of 2.5 ms
+        : undefined;
+      if (expectedTat !== undefined) assert.equal(stored?.tat, expectedTat, `${name}: the slice follows the last booking`);
+    }
+  });
+
+  test('after its own slice a container goes after it, even when the bucket fell idle meanwhile', async () => {
+    const clock = simulatedClock();
+    const counted = counting(db.doc);
+    const budget = new ApiBudget({ doc: counted.doc, table: db.tables.control, cluster: 'own-slice', qps: 400, burst: 600, ...clock });
+    for (let i = 0; i < 20; i++) await budget.take(); // one whole slice, 50 ms of the budget
+    assert.equal(counted.counts.UpdateCommand ?? 0, 1);
+    await clock.sleep(120); // its tat is 70 ms in the past now: idle, within the grace
+    await budget.take();
+    assert.equal(counted.counts.UpdateCommand ?? 0, 2, 'one more write, no refused one');
+  });
+
+  test('going after a briefly idle bucket still keeps every second within qps + burst', async () => {
+    // Three containers send in spurts with idle gaps just inside the grace; every request arrives as late
+    // as it may (slot life + margin) during the first 749 ms, on time afterwards.
+    const clock = simulatedClock();
+    const options = { doc: db.doc, table: db.tables.control, cluster: 'grace-spurts', qps: 20, burst: 30, ...clock };
+    const arrivals: number[] = [];
+    const start = clock.now();
+    await Promise.all(
+      [0, 1, 2].map(async (c) => {
+        const budget = new ApiBudget(options);
+        for (let round = 0; round < 8; round++) {
+          await Promise.all([0, 1, 2].map(async () => {
+            await budget.take();
+            arrivals.push(clock.now() + (clock.now() - start < 749 ? 749 : 0));
+          }));
+          await clock.sleep(90 + 10 * c);
+        }
+      }),
+    );
+    assert.equal(arrivals.length, 72);
     const most = mostInWindow(arrivals, 1000);
     assert.ok(most <= 50, `${most} requests reached the server in one second (limit 50)`);
   });
