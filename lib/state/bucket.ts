@@ -25,7 +25,7 @@
  * - Slices are whole (`slice`, ~100 ms of the budget: 2 tokens at KCM's 20 QPS) while the bucket is more
  *   than half full; nearer empty they grow when a container uses all it reserved and halve when slots
  *   lapse (AIMD). A reservation also covers every request of the container waiting in `take()`, up to a
- *   third of the effective burst (`waitingSlice`: 5 at 20/30): under load each of them comes back for
+ *   third of the burst left after latency (`waitingSlice`: 5 at 20/30): under load each of them comes back for
  *   another slot after the one it holds, so a saturated bucket costs one write per several requests
  *   rather than one per two.
  * A 429 pauses the whole cluster until the server's Retry-After has passed and restarts it at the steady
@@ -100,7 +100,7 @@ export interface ApiBudgetOptions {
   burst?: number;
   /** Most tokens reserved at once (default qps ÷ 10, between 1 and 20, at most the effective burst). */
   slice?: number;
-  /** Most tokens reserved at once for the container's waiting requests (default a third of the effective burst, at most 50, at least `slice`). */
+  /** Most tokens reserved at once for the container's waiting requests (default a third of the effective burst before the idle grace, at most 50, at least `slice`). */
   waitingSlice?: number;
   /** How long after its time a reserved slot may still be used (default: what half the burst pays for, `burst ÷ 2 ÷ qps − marginMs`, between 250 ms and 1 s; 650 ms at 20/30 and at 400/600). */
   sliceTtlMs?: number;
@@ -170,7 +170,9 @@ export class ApiBudget {
     // container reserved and then did not need are lost to everyone, which a small budget cannot afford.
     this.#maxSlice = Math.max(1, Math.min(options.slice ?? Math.min(20, Math.floor(this.qps / 10)), Math.floor(this.effectiveBurst)));
     this.#sliceSize = this.#maxSlice;
-    this.#maxWaitingSlice = Math.max(this.#maxSlice, Math.min(options.waitingSlice ?? 50, Math.floor(this.effectiveBurst / 3)));
+    // A third of the burst before the grace (5 at 20/30): the grace pays for the past's slots, and should
+    // not make a saturated bucket cost more writes.
+    this.#maxWaitingSlice = Math.max(this.#maxSlice, Math.min(options.waitingSlice ?? 50, Math.floor(burstBeforeGrace / 3)));
     this.#maxWaitMs = options.maxWaitMs ?? 60_000;
     this.#slotMs = 1000 / this.qps;
     this.#now = options.now ?? Date.now;

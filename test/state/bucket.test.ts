@@ -146,7 +146,8 @@ describe('ApiBudget (shared token bucket in DynamoDB)', () => {
     );
     assert.equal(sent.length, 120);
     const writes = counted.counts.UpdateCommand ?? 0;
-    assert.ok(writes <= 120 / 3, `${writes} bucket writes for 120 requests (a slice of 2 would need 60)`);
+    // 120 ÷ 5 = 24, and a few while the containers start; 4 at a time would take 30, a slice of 2 60.
+    assert.ok(writes <= 28, `${writes} bucket writes for 120 requests`);
     assert.ok(mostInWindow(sent, 1000) <= 50, 'never more than qps + burst in one second');
     const stored = await new ApiBudget(options).read();
     assert.ok(Number(stored?.granted) >= 120 && Number(stored?.granted) <= 120 + 3 * 5, `granted ${stored?.granted}: nothing hoarded`);
