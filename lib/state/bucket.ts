@@ -108,8 +108,8 @@ export interface ApiBudgetOptions {
   marginMs?: number;
   /**
    * How long the bucket may have stood idle for a reservation still to go after its last one instead of
-   * starting at now (default 100 ms, at most what the effective burst leaves above one token; the burst is
-   * shrunk by as much). See {@link ApiBudget}'s `#reserve`.
+   * starting at now (default 100 ms; at most what the burst left after slot life and margin holds above one
+   * token, and the effective burst is shrunk by as much). See {@link ApiBudget}'s `#reserve`.
    */
   idleGraceMs?: number;
   /** Give up waiting after this long (default 60 s). */
@@ -165,7 +165,7 @@ export class ApiBudget {
     // A reservation that goes after a bucket idle for up to `idleGraceMs` may use that much of the past's
     // budget (its slots lie up to that far back): the burst pays for it, so no one second ever holds more.
     this.idleGraceMs = Math.max(0, Math.min(options.idleGraceMs ?? 100, ((burstBeforeGrace - 1) * 1000) / this.qps));
-    this.effectiveBurst = burstBeforeGrace - (this.qps * this.idleGraceMs) / 1000;
+    this.effectiveBurst = Math.max(1, burstBeforeGrace - (this.qps * this.idleGraceMs) / 1000);
     // A slice holds at most ~100 ms of the budget (2 tokens at 20 QPS, 20 at 200 QPS and above): slots a
     // container reserved and then did not need are lost to everyone, which a small budget cannot afford.
     this.#maxSlice = Math.max(1, Math.min(options.slice ?? Math.min(20, Math.floor(this.qps / 10)), Math.floor(this.effectiveBurst)));
