@@ -11,7 +11,8 @@
  * duplicate message for the claim waits for the provisioning lease the sync keeps (controller.ts); a claim
  * deleted meanwhile asks the API whether the PV exists before it takes the kept lease for a dead one; a
  * retry that still misses it adopts its backend volume by name and gets AlreadyExists for the PV. Only a
- * parked PV, saved later without the lease, is written back (`writeBack`), when its create succeeds.
+ * parked PV, saved later without the lease, is written back (`writeBack`): the one created, or the one its
+ * create met (read after AlreadyExists).
  *
  * Objects cross as the API server's JSON (lib/kube/json-api.ts): no model walk each way, and a claim's
  * fields client-node's models do not know are sent back as read instead of dropped by the PUT.
@@ -78,17 +79,24 @@ export class KubeWriter implements PersistentVolumeCreator, VolumeWriter {
   /**
    * POST the PV; AlreadyExists is success (`'exists'`). Not written back (see the module comment) unless
    * `writeBack`: a caller that saves a PV without holding the claim's provisioning lease (a parked PV) has
-   * nothing else to keep the claim's next sync from provisioning again before the forwarder caches it.
+   * nothing else to keep the claim's next sync from provisioning again before the forwarder caches it. Then
+   * a PV that already exists (an earlier save's POST went through, its record was not cleared) is read and
+   * written back too; a failed read only leaves it to the watch.
    */
   async createVolume(pv: PersistentVolume, options: { writeBack?: boolean } = {}): Promise<'created' | 'exists'> {
+    let created: CacheableObject;
     try {
-      const created = await this.#api.post<CacheableObject>('/api/v1/persistentvolumes', pv);
-      if (options.writeBack) await this.#remember('PersistentVolume', created);
-      return 'created';
+      created = await this.#api.post<CacheableObject>('/api/v1/persistentvolumes', pv);
     } catch (err) {
-      if (isAlreadyExists(err)) return 'exists';
-      throw apiError(err);
+      if (!isAlreadyExists(err)) throw apiError(err);
+      if (options.writeBack) {
+        const existing = await this.getVolume(pv.metadata.name ?? '').catch(() => undefined);
+        if (existing) await this.#remember('PersistentVolume', existing as CacheableObject);
+      }
+      return 'exists';
     }
+    if (options.writeBack) await this.#remember('PersistentVolume', created);
+    return 'created';
   }
 
   /** Merge-patch `metadata.finalizers` (the whole list), conditional on the PV's resourceVersion. */

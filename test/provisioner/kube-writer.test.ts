@@ -100,4 +100,28 @@ describe('KubeWriter', () => {
       await db.stop();
     }
   });
+
+  test('a parked volume is written back, tagged, whether its create succeeds or meets the volume an earlier create made', async () => {
+    const db = await startDynalite();
+    try {
+      const cache = new ObjectCache(db.doc, db.tables.cache, { indexer: indexAttributes });
+      const writer = new KubeWriter(json, cache, 'c1');
+      const volume = (name: string) => ({ apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name }, spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], hostPath: { path: `/tmp/${name}` } } }) as unknown as PersistentVolume;
+      assert.equal(await writer.createVolume(volume('pv-parked'), { writeBack: true }), 'created');
+      const entry = await cache.get('c1', 'PersistentVolume', 'pv-parked');
+      assert.equal(entry?.writer, 'provisioner', 'a created parked volume is cached, tagged');
+      // An earlier save's POST went through and its record was not cleared: the volume is there already.
+      const earlier = await json.post<PersistentVolume>('/api/v1/persistentvolumes', volume('pv-parked-again'));
+      assert.equal(await writer.createVolume(volume('pv-parked-again'), { writeBack: true }), 'exists');
+      const again = await cache.get('c1', 'PersistentVolume', 'pv-parked-again');
+      assert.equal(again?.rv, Number(earlier.metadata.resourceVersion), 'the volume that exists is cached, so the next sync finds it');
+      assert.equal(again?.writer, 'provisioner');
+      // Without writeBack nothing is read or cached.
+      await json.post('/api/v1/persistentvolumes', volume('pv-exists-plain'));
+      assert.equal(await writer.createVolume(volume('pv-exists-plain')), 'exists');
+      assert.equal(await cache.get('c1', 'PersistentVolume', 'pv-exists-plain'), undefined);
+    } finally {
+      await db.stop();
+    }
+  });
 });
