@@ -20,7 +20,7 @@ import { randomUUID } from 'node:crypto';
 import type { InvolvedObject } from '../kube/recorder.ts';
 import type { RuntimeContext, SqsHandlerOptions } from '../runtime/handler.ts';
 import { TerminalError, type Controller, type ReconcileRequest, type ReconcileResult } from '../runtime/reconcile.ts';
-import { findError } from '../runtime/job.ts';
+import { findError, SOON_MS } from '../runtime/job.ts';
 import { UnknownClusterError } from '../kube/client.ts';
 import { BudgetTimeoutError } from '../state/bucket.ts';
 import { retryAfterMs } from '../kube/errors.ts';
@@ -264,10 +264,19 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
     return result;
   }
 
-  /** A failed finishing of a deleted claim: its reminder counts the failure and waits as the runtime does. */
+  /**
+   * A failed finishing of a deleted claim: its reminder counts the failure and waits as the runtime does. A
+   * wait for API budget is no failure to the runtime (a one-second wait, gate `budget`), so it is none to the
+   * reminder either: parked as the runtime waits, its count left as it was, so a saturated budget never
+   * makes it give up.
+   */
   async function remindAfterFailure(store: KeyBackoff, id: BackoffId, uid: string, error: unknown): Promise<void> {
     // Not retried by the runtime either.
     if (findError(error, UnknownClusterError) || error instanceof TerminalError) return store.clear(id);
+    if (findError(error, BudgetTimeoutError)) {
+      await store.park(id, clock() + SOON_MS + DELETED_CLAIM_REMINDER_MS, { uid }, reminderRearming);
+      return;
+    }
     const { record, delayMs } = await store.recordFailure(id, error instanceof Error ? error.message : String(error), { uid }, undefined, runtimeOptions.maxFailures ?? 0);
     if (record.givenUp) return;
     await store.park(id, clock() + Math.max(delayMs, retryAfterMs(error) ?? 0) + DELETED_CLAIM_REMINDER_MS, { uid }, reminderRearming);

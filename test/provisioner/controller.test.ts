@@ -17,6 +17,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { LeaseStore } from '../../lib/state/lease.ts';
 import { leasePk } from '../../lib/state/schema.ts';
 import type { StorageOSClient } from '../../lib/storage/storageos/client.ts';
+import { BudgetTimeoutError } from '../../lib/state/bucket.ts';
 import { CONTROLLER_NAME, DELETED_CLAIM_REARMS, DELETED_CLAIM_REMINDER_MS, reminderId, createProvisionerController, leaseBusyDelayMs, provisioningLeaseName, runtimeOptionsFor } from '../../lib/provisioner/controller.ts';
 import { BackoffStore, backoffIdPk } from '../../lib/state/backoff.ts';
 import { toJson } from '../support/json.ts';
@@ -298,6 +299,30 @@ describe('provisioner controller against the emulator, dynalite and the storage 
     // The new claim's own message.
     await reconcile(controller, 'PersistentVolumeClaim', 'default/again', second.metadata.uid);
     assert.equal((await core.readPersistentVolume({ name: `pvc-${second.metadata.uid}` })).spec!.claimRef!.uid, second.metadata.uid);
+  });
+
+  it('an earlier claim\'s reminder waits out the API budget without counting it a failure, as the runtime does', async () => {
+    // Thresholds of 1: a second failure would give up (runtimeOptionsFor).
+    const controller = controllerWith({ PROVISIONER_FAILED_PROVISION_THRESHOLD: '1', PROVISIONER_FAILED_DELETE_THRESHOLD: '1' });
+    const first = await createClaim('budget-wait', 'local');
+    provisioner.override = { state: 'InBackground', error: new Error('still creating') };
+    await assert.rejects(reconcile(controller, 'PersistentVolumeClaim', 'default/budget-wait', first.metadata.uid), /still creating/);
+    await core.deleteNamespacedPersistentVolumeClaim({ name: 'budget-wait', namespace: 'default' });
+    await createClaim('budget-wait', 'local');
+    const backoff = new BackoffStore({ doc: db.doc, table: db.tables.control });
+    const reminderId = { controller: CONTROLLER_NAME, cluster: CLUSTER, kind: 'PersistentVolumeClaim', key: 'default/budget-wait', scope: first.metadata.uid! };
+    provisioner.override = { state: 'InBackground', error: new BudgetTimeoutError(CLUSTER, 1500) };
+    for (let i = 0; i < 3; i++) {
+      const waitedAt = Date.now();
+      await assert.rejects(reconcile(controller, 'PersistentVolumeClaim', 'default/budget-wait', first.metadata.uid), BudgetTimeoutError);
+      const reminder = await backoff.get(reminderId);
+      assert.ok(reminder && !reminder.givenUp && !reminder.failures, `wait ${i + 1}: no failure counted, not given up`);
+      assert.ok(reminder.dueAt !== undefined && reminder.dueAt >= waitedAt + 1000 + DELETED_CLAIM_REMINDER_MS && reminder.dueAt <= Date.now() + 1000 + DELETED_CLAIM_REMINDER_MS, 'due a minute after the runtime\'s one-second wait');
+    }
+    provisioner.override = undefined;
+    assert.equal(await reconcile(controller, 'PersistentVolumeClaim', 'default/budget-wait', first.metadata.uid), undefined);
+    assert.equal(await backoff.get(reminderId), undefined, 'finished: the reminder is cleared');
+    assert.equal((await core.readPersistentVolume({ name: `pvc-${first.metadata.uid}` })).spec!.claimRef!.uid, first.metadata.uid);
   });
 
   it('an earlier claim\'s reminder gives up at the failure threshold, as the runtime does, and a requeue that finds nothing left ends it', async () => {
