@@ -30,7 +30,9 @@
  * ADDED events are never looked at: controllers leave what they create to the watch (the provisioner its new
  * volumes, as upstream does since v11: lib/provisioner/kube-writer.ts), so the reflector writes them when it
  * sees them. (A parked PV, saved late without its lease, is the one creation written back: the reflector's
- * write then finds it there, tagged, or lands first and refuses the write-back; either way once.) Versions of an object being deleted (`deletionTimestamp`) are never held:
+ * write then finds it there, tagged, or lands first and the write-back tags the same version; either way it
+ * is written once. When that create meets AlreadyExists, the provisioner caches the PV as the API holds it,
+ * untagged, a MODIFIED version perhaps, which is reviewed as any.) Versions of an object being deleted (`deletionTimestamp`) are never held:
  * they come from the deletion, the API server's own finalizers and at most one controller write (the
  * provisioner's finalizer patch after its DELETE, written back), and holding them would slow every deletion
  * down to save that one message.

@@ -274,6 +274,8 @@ export function createProvisionerController(deps: ProvisionerControllerDeps): Co
     // Not retried by the runtime either.
     if (findError(error, UnknownClusterError) || error instanceof TerminalError) return store.clear(id);
     if (findError(error, BudgetTimeoutError)) {
+      // A reminder given up stays so (kept, never parked): a wait for budget is no reason to send it again.
+      if ((await store.get(id))?.givenUp) return;
       await store.park(id, clock() + SOON_MS + DELETED_CLAIM_REMINDER_MS, { uid }, reminderRearming);
       return;
     }

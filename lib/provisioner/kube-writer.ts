@@ -11,8 +11,9 @@
  * duplicate message for the claim waits for the provisioning lease the sync keeps (controller.ts); a claim
  * deleted meanwhile asks the API whether the PV exists before it takes the kept lease for a dead one; a
  * retry that still misses it adopts its backend volume by name and gets AlreadyExists for the PV. Only a
- * parked PV, saved later without the lease, is written back (`writeBack`): the one created, or the one its
- * create met (read after AlreadyExists).
+ * parked PV, saved later without the lease, is written back (`writeBack`): the one created, tagged, or
+ * the one its create met (read after AlreadyExists), untagged, since the provisioner did not write that
+ * version.
  *
  * Objects cross as the API server's JSON (lib/kube/json-api.ts): no model walk each way, and a claim's
  * fields client-node's models do not know are sent back as read instead of dropped by the PUT.
@@ -81,7 +82,8 @@ export class KubeWriter implements PersistentVolumeCreator, VolumeWriter {
    * `writeBack`: a caller that saves a PV without holding the claim's provisioning lease (a parked PV) has
    * nothing else to keep the claim's next sync from provisioning again before the forwarder caches it. Then
    * a PV that already exists (an earlier save's POST went through, its record was not cleared) is read and
-   * written back too; a failed read only leaves it to the watch.
+   * cached too, untagged (whoever wrote that version, it was not this write); a failed read only leaves it
+   * to the watch.
    */
   async createVolume(pv: PersistentVolume, options: { writeBack?: boolean } = {}): Promise<'created' | 'exists'> {
     let created: CacheableObject;
@@ -90,8 +92,11 @@ export class KubeWriter implements PersistentVolumeCreator, VolumeWriter {
     } catch (err) {
       if (!isAlreadyExists(err)) throw apiError(err);
       if (options.writeBack) {
+        // Cached untagged: this version is what the API holds now, which the provisioner did not write
+        // (an earlier create, then perhaps the binder's or a user's changes); a tag would keep its event,
+        // a Released one say, from the provisioner's own subscription.
         const existing = await this.getVolume(pv.metadata.name ?? '').catch(() => undefined);
-        if (existing) await this.#remember('PersistentVolume', existing as CacheableObject);
+        if (existing) await this.#cache?.put(this.#cluster, 'PersistentVolume', existing as CacheableObject, { classify: false }).catch(() => undefined);
       }
       return 'exists';
     }

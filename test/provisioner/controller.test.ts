@@ -302,7 +302,7 @@ describe('provisioner controller against the emulator, dynalite and the storage 
   });
 
   it('an earlier claim\'s reminder waits out the API budget without counting it a failure, as the runtime does', async () => {
-    // Thresholds of 1: a second failure would give up (runtimeOptionsFor).
+    // Thresholds of 1: the second failure gives up (runtimeOptionsFor).
     const controller = controllerWith({ PROVISIONER_FAILED_PROVISION_THRESHOLD: '1', PROVISIONER_FAILED_DELETE_THRESHOLD: '1' });
     const first = await createClaim('budget-wait', 'local');
     provisioner.override = { state: 'InBackground', error: new Error('still creating') };
@@ -311,16 +311,27 @@ describe('provisioner controller against the emulator, dynalite and the storage 
     await createClaim('budget-wait', 'local');
     const backoff = new BackoffStore({ doc: db.doc, table: db.tables.control });
     const reminderId = { controller: CONTROLLER_NAME, cluster: CLUSTER, kind: 'PersistentVolumeClaim', key: 'default/budget-wait', scope: first.metadata.uid! };
-    provisioner.override = { state: 'InBackground', error: new BudgetTimeoutError(CLUSTER, 1500) };
-    for (let i = 0; i < 3; i++) {
+    const finish = () => reconcile(controller, 'PersistentVolumeClaim', 'default/budget-wait', first.metadata.uid);
+    const budgetWait = { state: 'InBackground' as const, error: new Error('provisioning failed', { cause: new BudgetTimeoutError(CLUSTER, 1500) }) };
+    // One real failure of the earlier claim, then waits for budget (the cause of another error, too).
+    await assert.rejects(finish(), /still creating/);
+    for (const override of [{ state: 'InBackground' as const, error: new BudgetTimeoutError(CLUSTER, 1500) }, budgetWait]) {
+      provisioner.override = override;
       const waitedAt = Date.now();
-      await assert.rejects(reconcile(controller, 'PersistentVolumeClaim', 'default/budget-wait', first.metadata.uid), BudgetTimeoutError);
+      await assert.rejects(finish());
       const reminder = await backoff.get(reminderId);
-      assert.ok(reminder && !reminder.givenUp && !reminder.failures, `wait ${i + 1}: no failure counted, not given up`);
+      assert.ok(reminder && !reminder.givenUp && reminder.failures === 1, 'the real failure counted once, the wait not at all');
       assert.ok(reminder.dueAt !== undefined && reminder.dueAt >= waitedAt + 1000 + DELETED_CLAIM_REMINDER_MS && reminder.dueAt <= Date.now() + 1000 + DELETED_CLAIM_REMINDER_MS, 'due a minute after the runtime\'s one-second wait');
     }
+    // A second real failure gives up; a wait for budget after that leaves it given up and unparked.
+    provisioner.override = { state: 'InBackground', error: new Error('still creating') };
+    await assert.rejects(finish(), /still creating/);
+    provisioner.override = budgetWait;
+    await assert.rejects(finish());
+    const givenUp = await backoff.get(reminderId);
+    assert.deepEqual([givenUp?.failures, givenUp?.givenUp, givenUp?.dueAt], [2, true, undefined], 'given up stays given up');
     provisioner.override = undefined;
-    assert.equal(await reconcile(controller, 'PersistentVolumeClaim', 'default/budget-wait', first.metadata.uid), undefined);
+    assert.equal(await finish(), undefined);
     assert.equal(await backoff.get(reminderId), undefined, 'finished: the reminder is cleared');
     assert.equal((await core.readPersistentVolume({ name: `pvc-${first.metadata.uid}` })).spec!.claimRef!.uid, first.metadata.uid);
   });

@@ -101,7 +101,7 @@ describe('KubeWriter', () => {
     }
   });
 
-  test('a parked volume is written back, tagged, whether its create succeeds or meets the volume an earlier create made', async () => {
+  test('a parked volume is cached when its create succeeds (tagged) and when it meets the volume an earlier create made (untagged)', async () => {
     const db = await startDynalite();
     try {
       const cache = new ObjectCache(db.doc, db.tables.cache, { indexer: indexAttributes });
@@ -110,12 +110,14 @@ describe('KubeWriter', () => {
       assert.equal(await writer.createVolume(volume('pv-parked'), { writeBack: true }), 'created');
       const entry = await cache.get('c1', 'PersistentVolume', 'pv-parked');
       assert.equal(entry?.writer, 'provisioner', 'a created parked volume is cached, tagged');
-      // An earlier save's POST went through and its record was not cleared: the volume is there already.
+      // An earlier save's POST went through and its record was not cleared: the volume is there already,
+      // and has changed since (its claim deleted, the binder released it).
       const earlier = await json.post<PersistentVolume>('/api/v1/persistentvolumes', volume('pv-parked-again'));
+      const released = await json.put<PersistentVolume>('/api/v1/persistentvolumes/pv-parked-again/status', { ...earlier, status: { phase: 'Released' } });
       assert.equal(await writer.createVolume(volume('pv-parked-again'), { writeBack: true }), 'exists');
       const again = await cache.get('c1', 'PersistentVolume', 'pv-parked-again');
-      assert.equal(again?.rv, Number(earlier.metadata.resourceVersion), 'the volume that exists is cached, so the next sync finds it');
-      assert.equal(again?.writer, 'provisioner');
+      assert.equal(again?.rv, Number(released.metadata.resourceVersion), 'the volume as it is now is cached, so the next sync finds it');
+      assert.equal(again?.writer, undefined, 'untagged: the provisioner did not write that version, and its Released event must reach the provisioner');
       // Without writeBack nothing is read or cached.
       await json.post('/api/v1/persistentvolumes', volume('pv-exists-plain'));
       assert.equal(await writer.createVolume(volume('pv-exists-plain')), 'exists');
