@@ -301,16 +301,25 @@ describe('provisioner controller against the emulator, dynalite and the storage 
     assert.equal((await core.readPersistentVolume({ name: `pvc-${second.metadata.uid}` })).spec!.claimRef!.uid, second.metadata.uid);
   });
 
-  it('an earlier claim\'s reminder waits out the API budget without counting it a failure, as the runtime does', async () => {
-    // Thresholds of 1: the second failure gives up (runtimeOptionsFor).
+  /**
+   * A claim whose provisioning failed once, then deleted and created again under its name before the
+   * deletion's message had its turn; the controller gives up at the second failure (thresholds of 1,
+   * runtimeOptionsFor). The failure stays armed (`provisioner.override`).
+   */
+  async function earlierClaimFailing(name: string) {
     const controller = controllerWith({ PROVISIONER_FAILED_PROVISION_THRESHOLD: '1', PROVISIONER_FAILED_DELETE_THRESHOLD: '1' });
-    const first = await createClaim('budget-wait', 'local');
+    const first = await createClaim(name, 'local');
     provisioner.override = { state: 'InBackground', error: new Error('still creating') };
-    await assert.rejects(reconcile(controller, 'PersistentVolumeClaim', 'default/budget-wait', first.metadata.uid), /still creating/);
-    await core.deleteNamespacedPersistentVolumeClaim({ name: 'budget-wait', namespace: 'default' });
-    await createClaim('budget-wait', 'local');
+    await assert.rejects(reconcile(controller, 'PersistentVolumeClaim', `default/${name}`, first.metadata.uid), /still creating/);
+    await core.deleteNamespacedPersistentVolumeClaim({ name, namespace: 'default' });
+    const second = await createClaim(name, 'local');
     const backoff = new BackoffStore({ doc: db.doc, table: db.tables.control });
-    const reminderId = { controller: CONTROLLER_NAME, cluster: CLUSTER, kind: 'PersistentVolumeClaim', key: 'default/budget-wait', scope: first.metadata.uid! };
+    const reminderId = { controller: CONTROLLER_NAME, cluster: CLUSTER, kind: 'PersistentVolumeClaim', key: `default/${name}`, scope: first.metadata.uid! };
+    return { controller, first, second, backoff, reminderId };
+  }
+
+  it('an earlier claim\'s reminder waits out the API budget without counting it a failure, as the runtime does', async () => {
+    const { controller, first, backoff, reminderId } = await earlierClaimFailing('budget-wait');
     const finish = () => reconcile(controller, 'PersistentVolumeClaim', 'default/budget-wait', first.metadata.uid);
     const budgetWait = { state: 'InBackground' as const, error: new Error('provisioning failed', { cause: new BudgetTimeoutError(CLUSTER, 1500) }) };
     // One real failure of the earlier claim, then waits for budget (the cause of another error, too).
@@ -337,15 +346,7 @@ describe('provisioner controller against the emulator, dynalite and the storage 
   });
 
   it('an earlier claim\'s reminder gives up at the failure threshold, as the runtime does, and a requeue that finds nothing left ends it', async () => {
-    // Thresholds of 1: the runtime gives up at the second failure (runtimeOptionsFor).
-    const controller = controllerWith({ PROVISIONER_FAILED_PROVISION_THRESHOLD: '1', PROVISIONER_FAILED_DELETE_THRESHOLD: '1' });
-    const first = await createClaim('reminded', 'local');
-    provisioner.override = { state: 'InBackground', error: new Error('still creating') };
-    await assert.rejects(reconcile(controller, 'PersistentVolumeClaim', 'default/reminded', first.metadata.uid), /still creating/);
-    await core.deleteNamespacedPersistentVolumeClaim({ name: 'reminded', namespace: 'default' });
-    const second = await createClaim('reminded', 'local');
-    const backoff = new BackoffStore({ doc: db.doc, table: db.tables.control });
-    const reminderId = { controller: CONTROLLER_NAME, cluster: CLUSTER, kind: 'PersistentVolumeClaim', key: 'default/reminded', scope: first.metadata.uid! };
+    const { controller, first, second, backoff, reminderId } = await earlierClaimFailing('reminded');
     await assert.rejects(reconcile(controller, 'PersistentVolumeClaim', 'default/reminded', first.metadata.uid), /still creating/);
     const once = await backoff.get(reminderId);
     assert.ok(once?.failures === 1 && once.dueAt !== undefined, 'parked after the first failure');
