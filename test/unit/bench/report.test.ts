@@ -10,7 +10,9 @@ type Burst = {
   operations: number;
   throughputPerSecond?: number;
   latencyMs: { p50: number; p99: number };
-  cpu: { msPerOp: { total: number }; msPerOpByThread: { otherThreads: number } };
+  cpu: { msPerOp: { total: number; awsStandIns: number }; msPerOpByThread: { otherThreads: number; mainThread: number; functionsThread: number } };
+  messagesPerOp: number;
+  stagesP50Ms: { createToQueued: number };
   complete: boolean;
 };
 
@@ -19,7 +21,9 @@ const burst = (rate: number | undefined, p50: number, complete = true): Burst =>
   operations: 100,
   ...(rate !== undefined ? { throughputPerSecond: rate } : {}),
   latencyMs: { p50, p99: p50 * 2 },
-  cpu: { msPerOp: { total: p50 / 10 }, msPerOpByThread: { otherThreads: p50 / 100 } },
+  cpu: { msPerOp: { total: p50 / 10, awsStandIns: p50 / 40 }, msPerOpByThread: { otherThreads: p50 / 100, mainThread: p50 / 30, functionsThread: p50 / 20 } },
+  messagesPerOp: p50 / 1000,
+  stagesP50Ms: { createToQueued: p50 / 4 },
   complete,
 });
 
@@ -49,7 +53,14 @@ describe('steadyOf', () => {
       assert.equal(steady?.incompleteBursts, c.incomplete ?? 0);
       assert.deepEqual(
         steady?.rounds,
-        c.bursts.map(([rate, complete], i) => ({ p50Ms: 1000 + i, p99Ms: 2 * (1000 + i), throughputPerSecond: rate, cpuMsPerOp: (1000 + i) / 10, otherThreadsCpuMsPerOp: (1000 + i) / 100, complete })),
+        c.bursts.map(([rate, complete], i) => {
+          const p50 = 1000 + i;
+          return {
+            p50Ms: p50, p99Ms: 2 * p50, throughputPerSecond: rate, cpuMsPerOp: p50 / 10, otherThreadsCpuMsPerOp: p50 / 100,
+            mainThreadCpuMsPerOp: p50 / 30, functionsThreadCpuMsPerOp: p50 / 20, awsStandInsCpuMsPerOp: p50 / 40,
+            messagesPerOp: p50 / 1000, stagesP50Ms: { createToQueued: p50 / 4 }, complete,
+          };
+        }),
       );
     });
   }
