@@ -606,6 +606,9 @@ export function measure(bench: BenchStack, before: Snapshot, after: Snapshot, ru
 }): Record<string, unknown> {
   const n = run.operations;
   const per = (x: number, digits = 2) => round(x / n, digits);
+  /** The counts whose key starts with `prefix`, by the rest of the key, largest first, per operation. */
+  const perOpByUse = (counts: Record<string, number>, prefix: string): Record<string, number> =>
+    Object.fromEntries(Object.entries(counts).filter(([k]) => k.startsWith(prefix)).sort(([, a], [, b]) => b - a).map(([k, v]) => [k.slice(prefix.length), per(v)]));
   const requests = bench.log.requests.slice(before.logIndex, after.logIndex);
   const reads = requests.filter((r) => READ_VERBS.has(r.verb)).length;
   const writes = requests.length - reads;
@@ -678,15 +681,11 @@ export function measure(bench: BenchStack, before: Snapshot, after: Snapshot, ru
       dynamoRequestsByCommandPerOp: Object.fromEntries(
         Object.entries(t).filter(([k]) => k.startsWith('dynamo request ')).map(([k, v]) => [k.slice('dynamo request '.length).replace(/Command$/, ''), per(v)]),
       ),
-      dynamoRequestsByUsePerOp: Object.fromEntries(
-        Object.entries(t).filter(([k]) => k.startsWith('dynamo use ')).sort(([, a], [, b]) => b - a).map(([k, v]) => [k.slice('dynamo use '.length), per(v)]),
-      ),
+      dynamoRequestsByUsePerOp: perOpByUse(t, 'dynamo use '),
       dynamoReadUnitsPerOp: per(t['dynamo rru'] ?? 0),
       dynamoWriteUnitsPerOp: per(t['dynamo wru'] ?? 0),
       dynamoConditionalFailuresPerOp: per(t['dynamo conditionalFailures'] ?? 0),
-      dynamoConditionalFailuresByUsePerOp: Object.fromEntries(
-        Object.entries(t).filter(([k]) => k.startsWith('dynamo failedUse ')).sort(([, a], [, b]) => b - a).map(([k, v]) => [k.slice('dynamo failedUse '.length), per(v)]),
-      ),
+      dynamoConditionalFailuresByUsePerOp: perOpByUse(t, 'dynamo failedUse '),
       sqsBillableRequestsPerOp: per(billable + Math.max(0, fromSns)),
       lambdaGBSecondsPerOp: per(fnGbSeconds, 4),
       billedMsPerInvocation: round((t.billedMs ?? 0) / Math.max(1, t.invocations ?? 0), 1),
@@ -746,12 +745,8 @@ export function measure(bench: BenchStack, before: Snapshot, after: Snapshot, ru
         readUnitsPerOp: per(fwdRru),
         writeUnitsPerOp: per(fwdWru),
         conditionalFailuresPerOp: per(aws['forwarder dynamo conditionalFailures'] ?? 0),
-        requestsByUsePerOp: Object.fromEntries(
-          Object.entries(aws).filter(([k]) => k.startsWith('forwarder dynamo use ')).sort(([, a], [, b]) => b - a).map(([k, v]) => [k.slice('forwarder dynamo use '.length), per(v)]),
-        ),
-        conditionalFailuresByUsePerOp: Object.fromEntries(
-          Object.entries(aws).filter(([k]) => k.startsWith('forwarder dynamo failedUse ')).sort(([, a], [, b]) => b - a).map(([k, v]) => [k.slice('forwarder dynamo failedUse '.length), per(v)]),
-        ),
+        requestsByUsePerOp: perOpByUse(aws, 'forwarder dynamo use '),
+        conditionalFailuresByUsePerOp: perOpByUse(aws, 'forwarder dynamo failedUse '),
       },
     },
     sns: { publishedPerOp: per(published), publishRequestsPerOp: per(aws.publishRequests ?? 0), avgMessageBytes: round(avgMessageBytes, 0), deliveriesPerOp: per(deliveries) },
