@@ -7,9 +7,11 @@
  * on a miss. A Service or Endpoints the cache answered is absent is created without a GET (as upstream
  * creates on its informer's NotFound); a create that meets AlreadyExists reads the object from the API and
  * goes on with it. An update computed from a cached object that was behind gets a 409 Conflict; the object is then
- * read from the API and the decision made again, once. Every object the API returns after a write is written
- * back to the cache. A create's answer carries the allocated ClusterIP, so the create-then-wait poll runs only
- * when it does not. Every call carries the step's abort signal.
+ * read from the API and the decision made again, once. What an update returns is written back to the cache;
+ * what a create returns is left to the forwarder's watch, which caches every ADDED (as upstream's informer
+ * learns of its own creations, and as the provisioner leaves its PVs): both writing it made one of the two
+ * conditional puts fail. A create's answer carries the allocated ClusterIP, so the create-then-wait poll runs
+ * only when it does not. Every call carries the step's abort signal.
  */
 import type { CoreV1Api, V1OwnerReference, V1Service } from '@kubernetes/client-node';
 import { isAlreadyExists, isConflict } from '../kube/errors.ts';
@@ -74,7 +76,7 @@ export async function ensureService(deps: EnsureServiceDeps, volume: SharedVolum
     });
     service = created.object;
     if (created.created) {
-      await reads.remember('Service', service);
+      reads.created();
       if (!service.spec?.clusterIP) service = await waitForClusterIP(deps, namespace, name);
       result.serviceCreated = true;
       await recorder.eventf(withKind(service), EVENTS.created.type, EVENTS.created.reason, EVENTS.created.format, namespace, name);
@@ -108,7 +110,7 @@ export async function ensureService(deps: EnsureServiceDeps, volume: SharedVolum
     });
     endpoints = created.object;
     if (created.created) {
-      await reads.remember('Endpoints', endpoints);
+      reads.created();
       result.endpointsCreated = true;
     }
   }

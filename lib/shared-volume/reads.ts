@@ -7,9 +7,10 @@
  * miss: the API server answers — except where the caller creates on absence and handles AlreadyExists
  * (`trustAbsence`, the Service and Endpoints of ensure-service.ts): there an entry the cache answered is absent
  * is taken as absent, as upstream takes its informer's NotFound, and the create is what asks the API server.
- * After each of our own writes the object the API returned is written back (forward-only by
- * resourceVersion), as the other controllers do, so the next read is current even before the forwarder's echo
- * arrives.
+ * After each of our own updates the object the API returned is written back (forward-only by
+ * resourceVersion), as the binder does, so the next read is current even before the forwarder's echo arrives.
+ * What our creates return is not: the forwarder caches every ADDED it sees (lib/forwarder/review.ts), so a
+ * write-back of a creation only raced it, and one of the two puts was refused.
  *
  * A volume step reads all three entries in one BatchGetItem first ({@link ObjectReads.prefetch}); each read
  * then takes its answer from there once; an object it found is read again after the step writes or reads fresh
@@ -21,7 +22,8 @@
  * const reads = new ObjectReads({ core, objects: new ObjectCache(doc, tables.cache, { indexer: indexAttributes }), cluster: 'prod' });
  * await reads.prefetch('default', 'data', 'pvc-1234');             // one BatchGetItem for the claim, Service and Endpoints
  * const service = await reads.service('default', 'pvc-1234');      // undefined when it does not exist
- * await reads.remember('Service', await core.replaceNamespacedService({ name, namespace, body }));
+ * await reads.remember('Service', await core.replaceNamespacedService({ name, namespace, body })); // an update's answer
+ * reads.created();                                                  // after a create: left to the forwarder
  */
 import type { CoreV1Api, V1Endpoints, V1PersistentVolumeClaim, V1Service } from '@kubernetes/client-node';
 import { isNotFound } from '../kube/errors.ts';
@@ -140,7 +142,16 @@ export class ObjectReads {
   }
 
   /**
-   * Writes back an object the API returned after our write. Only objects carrying the volume-id label: those are
+   * Notes a create of ours. What the create returned is not written back: the forwarder's watch caches every
+   * ADDED, and with both writing it one of the two conditional puts was refused (a request and a write unit
+   * spent for nothing). Objects the step's batch read found are read again from now on.
+   */
+  created(): void {
+    this.#dropPrefetchedObjects();
+  }
+
+  /**
+   * Writes back an object the API returned after our update. Only objects carrying the volume-id label: those are
    * the ones the forwarder keeps current (an unlabelled entry would never be updated or tombstoned again).
    * A failed write-back only costs a GET or a 409 later; it is reported, never thrown.
    */

@@ -1,9 +1,11 @@
 /**
  * The claim, Service and Endpoints read from the DynamoDB object cache (a GET on a miss), through the stand-ins
  * (API emulator, dynalite, storage control plane). The test plays the forwarder's part where it needs one (it
- * puts the claim into the cache as the forwarder's watch would); everything else is the reconciler's own doing.
+ * puts the claim, Service and Endpoints into the cache as the forwarder's watches would); everything else is
+ * the reconciler's own doing.
  *
- * - our writes are written back: after a create or an update the cache holds what the API returned;
+ * - our updates are written back (the cache then holds what the API returned); our creates are not: the
+ *   forwarder's watch caches every ADDED, and the test plays that part;
  * - with the objects cached, a volume whose entry expired costs no GET, and a failover's updates are made from
  *   cached objects;
  * - a cached object behind the API: the update gets a 409, the object is read from the API and the update made;
@@ -63,20 +65,27 @@ describe('PVC, Service and Endpoints reads from the object cache', () => {
     const now = gets();
     return { pvc: now.pvc - before.pvc, services: now.services - before.services, endpoints: now.endpoints - before.endpoints };
   };
-  /** What the forwarder's PVC watch does: the claim as the API has it, into the cache. */
-  const forwardClaim = async (name: string) => {
-    const claim = await s.core.readNamespacedPersistentVolumeClaim({ name, namespace: NS });
+  /**
+   * What the forwarder's watches do: the volume's claim, Service and Endpoints as the API has them, into the
+   * cache (the reconciler writes back its updates, never its creates).
+   */
+  const forward = async (v: { claim: string; pv: string }) => {
+    const claim = await s.core.readNamespacedPersistentVolumeClaim({ name: v.claim, namespace: NS });
     await objects.put(CLUSTER, 'PersistentVolumeClaim', { apiVersion: 'v1', kind: 'PersistentVolumeClaim', ...claim } as CacheableObject);
+    const service = await s.core.readNamespacedService({ name: v.pv, namespace: NS });
+    await objects.put(CLUSTER, 'Service', { apiVersion: 'v1', kind: 'Service', ...service } as CacheableObject);
+    const endpoints = await s.core.readNamespacedEndpoints({ name: v.pv, namespace: NS });
+    await objects.put(CLUSTER, 'Endpoints', { apiVersion: 'v1', kind: 'Endpoints', ...endpoints } as CacheableObject);
   };
   const cachedRv = async (kind: string, name: string) => (await objects.get(CLUSTER, kind, `${NS}/${name}`))?.object.metadata?.resourceVersion;
 
-  it('after our creates and updates the cache holds the objects the API returned', async () => {
+  it('our creates are left to the forwarder; after our updates the cache holds the objects the API returned', async () => {
     const v = await s.sharedVolume();
     assert.equal(await reconciler().reconcileVolume(await listed(v.id)), 'published');
-    const svc = await s.core.readNamespacedService({ name: v.pv, namespace: NS });
+    assert.equal(await cachedRv('Service', v.pv), undefined, 'the created Service not written back');
+    assert.equal(await cachedRv('Endpoints', v.pv), undefined, 'the created Endpoints not written back');
+    await forward(v);
     const ep = await s.core.readNamespacedEndpoints({ name: v.pv, namespace: NS });
-    assert.equal(await cachedRv('Service', v.pv), svc.metadata!.resourceVersion, 'the created Service written back');
-    assert.equal(await cachedRv('Endpoints', v.pv), ep.metadata!.resourceVersion, 'the created Endpoints written back');
 
     await s.storageApi.state.failoverVolume(v.id);
     assert.equal(await reconciler().reconcileVolume(await listed(v.id)), 'ready');
@@ -89,7 +98,7 @@ describe('PVC, Service and Endpoints reads from the object cache', () => {
   it('with the objects cached, an expired volume costs no GET, and a failover is applied from cached objects', async () => {
     const v = await s.sharedVolume();
     await reconciler().reconcileVolume(await listed(v.id));
-    await forwardClaim(v.claim);
+    await forward(v);
 
     let before = gets();
     assert.equal(await reconciler().reconcileVolume(await listed(v.id)), 'ready');
@@ -110,7 +119,7 @@ describe('PVC, Service and Endpoints reads from the object cache', () => {
   it('a cached object behind the API: the update gets a 409, is read from the API and made', async () => {
     const v = await s.sharedVolume();
     await reconciler().reconcileVolume(await listed(v.id));
-    await forwardClaim(v.claim);
+    await forward(v);
     // Someone changes the Service; the cache (no forwarder here) still holds the older version.
     const svc = await s.core.readNamespacedService({ name: v.pv, namespace: NS });
     svc.metadata!.annotations = { touched: 'yes' };
@@ -154,7 +163,7 @@ describe('PVC, Service and Endpoints reads from the object cache', () => {
   it('absent in the cache but there in the API: the create meets AlreadyExists, the objects are read and used as found', async () => {
     const v = await s.sharedVolume();
     await reconciler().reconcileVolume(await listed(v.id));
-    await forwardClaim(v.claim);
+    await forward(v);
     const service = await s.core.readNamespacedService({ name: v.pv, namespace: NS });
     const endpoints = await s.core.readNamespacedEndpoints({ name: v.pv, namespace: NS });
     // The cache behind: tombstones where the objects are (e.g. a deletion and re-creation the forwarder has not seen yet).
@@ -186,7 +195,7 @@ describe('PVC, Service and Endpoints reads from the object cache', () => {
   it('a Service deleted between its AlreadyExists and the read fails the pass with no event; the next pass creates it', async () => {
     const v = await s.sharedVolume();
     await reconciler().reconcileVolume(await listed(v.id));
-    await forwardClaim(v.claim);
+    await forward(v);
     const service = await s.core.readNamespacedService({ name: v.pv, namespace: NS });
     await objects.remove(CLUSTER, 'Service', { apiVersion: 'v1', kind: 'Service', ...service } as CacheableObject, Number(service.metadata!.resourceVersion) + 1000);
     // Someone deletes the Service just after the reconciler's create met it.
@@ -238,7 +247,7 @@ describe('PVC, Service and Endpoints reads from the object cache', () => {
   it("a claim's miss or tombstone, or an unreadable cache table, is a GET", async () => {
     const v = await s.sharedVolume();
     await reconciler().reconcileVolume(await listed(v.id));
-    await forwardClaim(v.claim);
+    await forward(v);
     const claim = (await objects.get(CLUSTER, 'PersistentVolumeClaim', `${NS}/${v.claim}`))!.object;
     await objects.remove(CLUSTER, 'PersistentVolumeClaim', claim, Number(claim.metadata!.resourceVersion) + 1000);
     let before = gets();
