@@ -102,7 +102,7 @@ export interface PublisherOptions {
    * GroupState).
    */
   ownWriteHoldMs?: number;
-  /** How often a held event is looked at again, ms (default 25). */
+  /** How often a held event is looked at again, ms (default 25), on a tick all holds share. */
   ownWriteLookMs?: number;
   /** Most events held at once (default {@link DEFAULT_MAX_HELD}); past it they are sent at once, untagged. */
   maxHeld?: number;
@@ -588,7 +588,10 @@ export class EventPublisher {
         if (waiting.length === 0) break;
       }
       const left = Math.min(...waiting.map(until)) - now;
-      await sleep(Math.min(lookMs, left), signal);
+      // On a tick every hold shares, so the looks of holds begun apart go in one read (review.ts); a look
+      // stays 0.5–1.5 lookMs after the last.
+      const tick = lookMs - (now % lookMs);
+      await sleep(Math.min(tick < lookMs / 2 ? tick + lookMs : tick, left), signal);
       if (this.#discarded) break;
       const reviewed = await this.#review(waiting);
       if (this.#discarded) break;

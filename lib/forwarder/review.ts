@@ -92,6 +92,7 @@ const terminating = (event: ClusterEvent): boolean => Boolean((event.object as {
 
 /** See the module comment. */
 export function createEventReview(options: EventReviewOptions): EventReview {
+  const reader = new SharedReads(options.doc, options.table);
   return async (events, unwritten = new Set()) => {
     const candidates = events.filter(reviewable);
     if (candidates.length === 0) return events.map((event, index) => (unwritten.has(index) ? { event, unwritten: true } : { event }));
@@ -100,12 +101,7 @@ export function createEventReview(options: EventReviewOptions): EventReview {
       const key = ObjectCache.itemKey(event.cluster, event.kind, event.key);
       keys.set(`${key.pk}\u0000${key.sk}`, key);
     }
-    const { items } = await batchGetItems(options.doc, options.table, [...keys.values()], {
-      consistentRead: true,
-      projection: 'pk, sk, #rv, #uid, #writer, #writerRvs, #deleted, #expiresAt',
-      names: { '#rv': 'rv', '#uid': 'uid', '#writer': 'writer', '#writerRvs': 'writerRvs', '#deleted': 'deleted', '#expiresAt': 'expiresAt' },
-    });
-    const entries = new Map(items.map((item) => [`${item.pk}\u0000${item.sk}`, item]));
+    const entries = await reader.read(keys);
     const nowSeconds = Math.floor((options.now?.() ?? Date.now()) / 1000);
     return events.map((event, index): ReviewedEvent | undefined => {
       const toWrite = unwritten.has(index);
@@ -138,4 +134,72 @@ export function createEventReview(options: EventReviewOptions): EventReview {
       return pending && holdable ? { event, untagged: true } : { event };
     });
   };
+}
+
+type Entries = ReadonlyMap<string, Record<string, unknown>>;
+
+/** Most keys one BatchGetItem may ask for. */
+const BATCH_GET_MAX = 100;
+
+/**
+ * The looks' reads, shared: the looks asked for while a read is out, or in the same turn of the event loop
+ * (the publisher's holds wake on a shared tick), are read together in the next one, one read out at a time.
+ * The publisher looks at each batch it takes and at every held event each `ownWriteLookMs`, from many
+ * batches at once; read one by one, a provisioned claim's five reviewed versions cost about three
+ * BatchGetItems. A look answered by a later read than its own would have been sees the same entries or
+ * newer ones, as a later look would. A failed read fails every look it carried (each then goes out as it is).
+ */
+class SharedReads {
+  readonly #doc: DocumentClient;
+  readonly #table: string;
+  /** Looks waiting for the next read: their keys, and how to answer them. */
+  #waiting: Array<{ keys: ReadonlyMap<string, { pk: string; sk: string }>; resolve: (entries: Entries) => void; reject: (error: unknown) => void }> = [];
+  /** A read is out, or one is due this turn. */
+  #busy = false;
+
+  constructor(doc: DocumentClient, table: string) {
+    this.#doc = doc;
+    this.#table = table;
+  }
+
+  /** The entries of `keys` (by `pk\0sk`) that exist, as one of the next shared reads found them. */
+  read(keys: ReadonlyMap<string, { pk: string; sk: string }>): Promise<Entries> {
+    return new Promise<Entries>((resolve, reject) => {
+      this.#waiting.push({ keys, resolve, reject });
+      if (this.#busy) return;
+      this.#busy = true;
+      setImmediate(() => void this.#drain());
+    });
+  }
+
+  /** Reads until no look waits; the looks asked for while a read is out go together in the next. */
+  async #drain(): Promise<void> {
+    while (this.#waiting.length > 0) {
+      const looks = this.#waiting;
+      this.#waiting = [];
+      const keys = new Map<string, { pk: string; sk: string }>();
+      for (const look of looks) for (const [id, key] of look.keys) keys.set(id, key);
+      try {
+        const entries = await this.#read([...keys.values()]);
+        for (const look of looks) look.resolve(entries);
+      } catch (error) {
+        for (const look of looks) look.reject(error);
+      }
+    }
+    this.#busy = false;
+  }
+
+  async #read(keys: Array<{ pk: string; sk: string }>): Promise<Entries> {
+    const chunks = Array.from({ length: Math.ceil(keys.length / BATCH_GET_MAX) }, (_, i) => keys.slice(i * BATCH_GET_MAX, (i + 1) * BATCH_GET_MAX));
+    const answers = await Promise.all(
+      chunks.map((chunk) =>
+        batchGetItems(this.#doc, this.#table, chunk, {
+          consistentRead: true,
+          projection: 'pk, sk, #rv, #uid, #writer, #writerRvs, #deleted, #expiresAt',
+          names: { '#rv': 'rv', '#uid': 'uid', '#writer': 'writer', '#writerRvs': 'writerRvs', '#deleted': 'deleted', '#expiresAt': 'expiresAt' },
+        }),
+      ),
+    );
+    return new Map(answers.flatMap(({ items }) => items.map((item) => [`${String(item.pk)}\u0000${String(item.sk)}`, item] as const)));
+  }
 }

@@ -124,6 +124,56 @@ describe('forwarder review: retag own writes that lost the race', () => {
     assert.deepEqual(outcomes, [['u-mine', 'own-write'], ['u-twice', 'own-write'], ['u-newer', 'superseded'], ['u-newer-untagged', 'superseded'], ['u-mine', 'own-write']]);
   });
 
+  test('looks asked for together, or while a read is out, share one BatchGetItem; each gets its own answer', async () => {
+    await cache.put('c1', 'PersistentVolume', pv('s-mine', 10), { writer: 'binder' });
+    await cache.put('c1', 'PersistentVolume', pv('s-user', 20));
+    const reads: number[] = [];
+    let failNext = false;
+    const doc = {
+      send: (c: { input: { RequestItems: Record<string, { Keys: unknown[] }> } }) => {
+        reads.push(Object.values(c.input.RequestItems)[0].Keys.length);
+        if (failNext) {
+          failNext = false;
+          return Promise.reject(new Error('throttled'));
+        }
+        return (db.doc.send as (x: unknown) => Promise<unknown>)(c);
+      },
+    } as unknown as typeof db.doc;
+    const review = createEventReview({ doc, table: db.tables.cache });
+
+    // Five looks in one turn (the holds' shared tick): one read of their five keys.
+    const names = ['s-mine', 's-user', 's-a', 's-b', 's-c'];
+    const answers = await Promise.all(names.map((name, i) => review([event('PersistentVolume', name, 10 * (i + 1))])));
+    assert.deepEqual(reads, [5]);
+    assert.deepEqual(answers[0], [{ event: event('PersistentVolume', 's-mine', 10, { writer: 'binder' }) }], 'its own entry: tagged');
+    assert.deepEqual(answers[1], [{ event: event('PersistentVolume', 's-user', 20), untagged: true }], 'held');
+    for (const [i, name] of names.entries()) if (i >= 2) assert.deepEqual(answers[i], [{ event: event('PersistentVolume', name, 10 * (i + 1)) }], 'not cached');
+
+    // One look, then three while its read is out: two reads, the second carrying the three.
+    reads.length = 0;
+    const first = review([event('PersistentVolume', 's-mine', 10)]);
+    while (reads.length === 0) await new Promise((resolve) => setImmediate(resolve));
+    const later = ['s-user', 's-a', 's-mine'].map((name) => review([event('PersistentVolume', name, name === 's-mine' ? 10 : 20)]));
+    await Promise.all([first, ...later]);
+    assert.deepEqual(reads, [1, 3]);
+    assert.equal((await later[2])[0]?.event.writer, 'binder');
+
+    // More keys than one BatchGetItem takes: read in parts of 100.
+    reads.length = 0;
+    const many = await review(Array.from({ length: 150 }, (_, i) => event('PersistentVolume', i === 0 ? 's-mine' : `s-many-${i}`, 10)));
+    assert.deepEqual(reads.sort((a, b) => a - b), [50, 100]);
+    assert.equal(many[0]?.event.writer, 'binder');
+    assert.equal(many.length, 150);
+
+    // A failed read fails each look it carried; the next look reads again.
+    reads.length = 0;
+    failNext = true;
+    const failed = await Promise.allSettled([review([event('PersistentVolume', 's-a', 1)]), review([event('PersistentVolume', 's-b', 1)])]);
+    assert.deepEqual(failed.map((r) => r.status), ['rejected', 'rejected']);
+    assert.deepEqual(await review([event('PersistentVolume', 's-mine', 10)]), [{ event: event('PersistentVolume', 's-mine', 10, { writer: 'binder' }) }]);
+    assert.deepEqual(reads, [2, 1]);
+  });
+
   test('a batch without candidates reads nothing', async () => {
     let reads = 0;
     const doc = { send: (c: unknown) => { reads++; return (db.doc.send as (x: unknown) => Promise<unknown>)(c); } } as unknown as typeof db.doc;
