@@ -43,7 +43,8 @@ export class ForwarderMetrics {
    */
   readonly reviewed = new Counter({ name: 'claimflow_forwarder_reviewed_total', help: 'Events the review before publishing tagged with their writer or dropped as superseded', labelNames: ['kind', 'outcome'], registers: [this.registry] });
   /**
-   * Events held for their writer's tag (publisher.ts `ownWriteHoldMs`), by kind and how the hold ended:
+   * Events held for their writer's tag (publisher.ts `ownWriteHoldMs`; every version a controller may have
+   * written back, at least until its first look on the holds' next tick), by kind and how the hold ended:
    * `tagged` (a controller's own write: its queue leaves it out), `superseded` (a newer version was cached
    * meanwhile), `untagged` (the hold ran out: a user's write, or a write-back slower than the hold), `full`
    * (not held: as many events were held already as the publisher allows, `maxHeld`).

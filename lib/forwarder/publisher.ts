@@ -47,7 +47,7 @@ import { attributeValues, type AttributeValues } from './filter-policy.ts';
 import type { CachePutOutcome } from '../state/cache.ts';
 import { DEFAULT_BOOKMARK_INTERVAL_MS } from './config.ts';
 import type { ForwarderMetrics } from './metrics.ts';
-import type { EventReview, ReviewedEvent } from './review.ts';
+import { mayBeHeld, type EventReview, type ReviewedEvent } from './review.ts';
 
 /** SNS caps a message, and a whole PublishBatch request, at 256 KiB. */
 export const SNS_MAX_BYTES = 262_144;
@@ -91,15 +91,17 @@ export interface PublisherOptions {
   /** A last look at each batch's events before it is sent (review.ts): retag or drop; a failure sends them as they are. */
   review?: EventReview;
   /**
-   * How long a MODIFIED event the review found untagged (not yet written back, or cached untagged) waits
-   * for its writer's tag, ms (default 0: sent at once, written first if unwritten). Stretched by twice the
-   * recent time the review's reads of unwritten events took, up to {@link HOLD_STRETCH_LIMIT} times this:
-   * a write-back is a DynamoDB write sent when the writer's API response arrives, about when the watch
-   * event does, so it lands about one DynamoDB round trip after the look, later on a loaded table. The
-   * review looks again every {@link ownWriteLookMs} meanwhile; the event goes out tagged as soon as a
-   * controller's write-back tags it, untagged (written first) when the time is up (a user's write), and is
-   * dropped when a newer version is cached first. Its group waits with it; other groups do not. The events of one group share one window, which newer versions seen meanwhile extend (see
-   * GroupState).
+   * How long a MODIFIED event the review found untagged (not yet written back, or cached untagged) waits for its
+   * writer's tag, ms (default 0: sent at once, written first if unwritten). Stretched by twice the recent time
+   * the review's reads of unwritten events took, up to {@link HOLD_STRETCH_LIMIT} times this: a write-back is a
+   * DynamoDB write sent when the writer's API response arrives, about when the watch event does, so it lands
+   * about one DynamoDB round trip after the look, later on a loaded table. With a hold, an untagged `unwritten`
+   * MODIFIED event (review.ts `mayBeHeld`) is first looked at on the holds' next tick rather than at once: its
+   * write-back has had up to a tick to land, and the versions one sync wrote go in one read. The review looks
+   * again every {@link ownWriteLookMs} meanwhile; the event goes out tagged as soon as a controller's write-back
+   * tags it, untagged (written first) when the time is up (a user's write), and is dropped when a newer version
+   * is cached first. Its group waits with it; other groups do not. The events of one group share one window,
+   * which newer versions seen meanwhile extend (see GroupState).
    */
   ownWriteHoldMs?: number;
   /** How often a held event is looked at again, ms (default 25), on a tick all holds share. */
@@ -537,31 +539,42 @@ export class EventPublisher {
    * send (a discard, or the stop), resolved once every send it started is over.
    */
   async #publish(batch: Slot[], signal: AbortSignal, finish: (sent: Slot[]) => void, onHold: (held: Promise<Slot[]>) => void): Promise<Slot[]> {
-    const reviewed = await this.#review(batch.filter((slot) => slot.item.event));
-    const holdMs = this.holdMs;
-    const untagged = holdMs > 0 ? reviewed.filter((r) => r.untagged) : [];
+    const maxHeld = this.#options.maxHeld ?? DEFAULT_MAX_HELD;
+    // A version its controller may have written back is looked at first on the holds' shared tick, beside
+    // the batch's slot (see #hold): its write-back has had that long to land, and the versions of a sync
+    // seen meanwhile go in the same read. Within the bound on held events; past it, looked at at once.
+    const onTick = this.holdMs > 0 && this.#options.review ? batch.filter((slot) => slot.item.unwritten && slot.item.event && mayBeHeld(slot.item.event)).slice(0, Math.max(0, maxHeld - this.#held)) : [];
+    if (onTick.length > 0) {
+      this.#held += onTick.length;
+      onHold(this.#hold(onTick, signal, finish, false).finally(() => (this.#held -= onTick.length)));
+    }
+    const ticking = new Set(onTick);
+    const reviewed = await this.#review(batch.filter((slot) => slot.item.event && !ticking.has(slot)));
+    const untagged = this.holdMs > 0 ? reviewed.filter((r) => r.untagged) : [];
     // Held events are bounded (a user relabelling a thousand volumes must not start a hundred holds, each
     // looking every lookMs and retrying on its own): past the bound they go out at once, untagged.
-    const held = untagged.slice(0, Math.max(0, (this.#options.maxHeld ?? DEFAULT_MAX_HELD) - this.#held));
+    const held = untagged.slice(0, Math.max(0, maxHeld - this.#held));
     for (const { slot } of untagged.slice(held.length)) this.#options.metrics.held.inc({ kind: slot.item.event!.kind, outcome: 'full' });
     if (held.length > 0) {
       this.#held += held.length;
       const slots = held.map((r) => r.slot);
-      onHold(this.#hold(slots, holdMs, signal, finish).finally(() => (this.#held -= slots.length)));
+      onHold(this.#hold(slots, signal, finish, true).finally(() => (this.#held -= slots.length)));
     }
     const heldSlots = new Set(held.map((r) => r.slot));
     await this.#send(reviewed.filter((r) => !heldSlots.has(r.slot)).map((r) => r.slot.item), signal);
-    return batch.filter((slot) => !heldSlots.has(slot));
+    return batch.filter((slot) => !heldSlots.has(slot) && !ticking.has(slot));
   }
 
   /**
    * Looks at held events again until their writer tags them or the hold is over, sending each when settled
    * and handing it to `finish` once sent (its group is free then, whatever the others' holds). Resolves to
-   * the slots it did not send (a discard, or the stop).
+   * the slots it did not send (a discard, or the stop). Events not `looked` at yet get their first look on
+   * the next tick, whatever their window.
    */
-  async #hold(slots: Slot[], holdMs: number, signal: AbortSignal, finish: (sent: Slot[]) => void): Promise<Slot[]> {
+  async #hold(slots: Slot[], signal: AbortSignal, finish: (sent: Slot[]) => void, looked: boolean): Promise<Slot[]> {
     // Each event until its group's window ends (GroupState: newer versions seen meanwhile extend it).
-    const until = (slot: Slot) => this.#holdUntil(slot, holdMs);
+    // (the hold as it is when the window opens: stretched by the looks' round trips so far)
+    const until = (slot: Slot) => this.#holdUntil(slot, this.holdMs);
     const lookMs = Math.max(1, this.#options.ownWriteLookMs ?? 25);
     const sends: Array<Promise<void>> = [];
     const sent = new Set<Slot>();
@@ -580,18 +593,19 @@ export class EventPublisher {
       // A replica that lost its lease sends nothing more (its successor re-derives these from its bookmark).
       if (this.#discarded) break;
       const now = Date.now();
-      const over = waiting.filter((slot) => until(slot) <= now);
+      const over = looked ? waiting.filter((slot) => until(slot) <= now) : [];
       if (over.length > 0) {
         for (const slot of over) this.#options.metrics.held.inc({ kind: slot.item.event!.kind, outcome: 'untagged' });
         send(over);
         waiting = waiting.filter((slot) => !over.includes(slot));
         if (waiting.length === 0) break;
       }
-      const left = Math.min(...waiting.map(until)) - now;
       // On a tick every hold shares, so the looks of holds begun apart go in one read (review.ts); a look
-      // stays 0.5–1.5 lookMs after the last.
+      // again stays 0.5–1.5 lookMs after the last.
       const tick = lookMs - (now % lookMs);
-      await sleep(Math.min(tick < lookMs / 2 ? tick + lookMs : tick, left), signal);
+      if (looked) await sleep(Math.min(tick < lookMs / 2 ? tick + lookMs : tick, Math.min(...waiting.map(until)) - now), signal);
+      else await sleep(tick, signal);
+      looked = true;
       if (this.#discarded) break;
       const reviewed = await this.#review(waiting);
       if (this.#discarded) break;

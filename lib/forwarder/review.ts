@@ -90,6 +90,14 @@ const reviewable = (event: ClusterEvent): boolean => !event.writer && REVIEWED_K
 /** The object is being deleted: its versions are the deletion's and its finalizers' (never held). */
 const terminating = (event: ClusterEvent): boolean => Boolean((event.object as { metadata?: { deletionTimestamp?: unknown } } | undefined)?.metadata?.deletionTimestamp);
 
+/**
+ * Whether the review may hold this event for its writer's tag: an untagged MODIFIED of a kind controllers
+ * write back, its object not being deleted (the publisher looks at such an event first on the holds' tick).
+ */
+export function mayBeHeld(event: ClusterEvent): boolean {
+  return !event.writer && mayBeWrittenBack(event.type, event.kind) && !terminating(event);
+}
+
 /** See the module comment. */
 export function createEventReview(options: EventReviewOptions): EventReview {
   const reader = new SharedReads(options.doc, options.table);

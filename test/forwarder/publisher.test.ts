@@ -755,6 +755,49 @@ describe('EventPublisher against fauxqs', () => {
       assert.equal(progress.at(-1)?.rv, '60', 'the dropped event moved the bookmark on like the others');
     });
 
+    it('versions a controller may have written back are first looked at on the tick: two of one sync, one read', async () => {
+      const reads: number[] = [];
+      const doc = {
+        send: (c: { input: { RequestItems: Record<string, { Keys: unknown[] }> } }) => {
+          reads.push(Object.values(c.input.RequestItems)[0].Keys.length);
+          return (db.doc.send as (x: unknown) => Promise<unknown>)(c);
+        },
+      } as unknown as typeof db.doc;
+      const lookMs = 100;
+      // A volume and its claim as a bind leaves them, both written back already.
+      const claim = { ...volume('sync-claim', 21), kind: 'PersistentVolumeClaim' as const, key: 'ns/sync-claim' };
+      await cache.put('c1', 'PersistentVolume', objectOf(volume('sync-volume', 20)), { writer: 'binder' });
+      await cache.put('c1', 'PersistentVolumeClaim', { ...objectOf(claim), kind: 'PersistentVolumeClaim', metadata: { name: 'sync-claim', namespace: 'ns', uid: 'uid-sync-claim', resourceVersion: '21' } }, { writer: 'binder' });
+      const sns = new SNSClient({ endpoint: messaging.endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+      const sent: Array<{ id: string; writer: string | undefined }> = [];
+      sns.middlewareStack.add(
+        (next) => async (args: any) => {
+          for (const e of args.input.PublishBatchRequestEntries) {
+            const body = JSON.parse(e.Message) as ClusterEvent;
+            sent.push({ id: `${body.key}@${body.resourceVersion}`, writer: body.writer });
+          }
+          return next(args);
+        },
+        { step: 'initialize', name: 'recordEntries' },
+      );
+      const metrics = new ForwarderMetrics();
+      const publisher = new EventPublisher({ sns, topicArn: messaging.topicArn, metrics, review: createEventReview({ doc, table: db.tables.cache }), write: (e) => cache.putDetailed(e.cluster, e.kind, objectOf(e)), ownWriteHoldMs: 200, ownWriteLookMs: lookMs });
+      publisher.start();
+      try {
+        // Early in a tick, so both wait for the same one.
+        while (Date.now() % lookMs > 10) await new Promise((resolve) => setTimeout(resolve, 1));
+        await publisher.enqueue({ event: volume('sync-volume', 20), unwritten: true });
+        await publisher.enqueue({ event: claim, unwritten: true });
+        await publisher.flush();
+      } finally {
+        await publisher.stop();
+        sns.destroy();
+      }
+      // Looked at one by one as they came, the first alone in its batch, they took two reads.
+      assert.deepEqual(reads, [2], 'both in one read');
+      assert.deepEqual([...sent].sort((a, b) => a.id.localeCompare(b.id)), [{ id: 'ns/sync-claim@21', writer: 'binder' }, { id: 'sync-volume@20', writer: 'binder' }]);
+    });
+
     it('holds begun apart look again on a shared tick: their looks share the reads', async () => {
       // Keys per read.
       const reads: number[] = [];
