@@ -93,20 +93,24 @@ export interface PublisherOptions {
   /**
    * How long a MODIFIED event the review found untagged (not yet written back, or cached untagged) waits for its
    * writer's tag, ms (default 0: sent at once, written first if unwritten). Stretched by twice the recent time
-   * the review's reads of unwritten events took, up to {@link HOLD_STRETCH_LIMIT} times this: a write-back is a
-   * DynamoDB write sent when the writer's API response arrives, about when the watch event does, so it lands
-   * about one DynamoDB round trip after the look, later on a loaded table. With a hold, an untagged `unwritten`
-   * MODIFIED event (review.ts `mayBeHeld`) is first looked at on the holds' next tick rather than at once: its
-   * write-back has had up to a tick to land, and the versions one sync wrote go in one read. The review looks
-   * again every {@link ownWriteLookMs} meanwhile; the event goes out tagged as soon as a controller's write-back
-   * tags it, untagged (written first) when the time is up (a user's write), and is dropped when a newer version
-   * is cached first. Its group waits with it; other groups do not. The events of one group share one window,
-   * which newer versions seen meanwhile extend (see GroupState).
+   * the review's looks at unwritten events took (a look includes any wait for a read already out), up to {@link
+   * HOLD_STRETCH_LIMIT} times this: a write-back is a DynamoDB write sent when the writer's API response
+   * arrives, about when the watch event does, so it lands about one DynamoDB round trip after the look, later on
+   * a loaded table. With a hold, an untagged `unwritten` MODIFIED event (review.ts `mayBeHeld`) is first looked
+   * at on the holds' next tick rather than at once: its write-back has had up to a tick to land, and the
+   * versions one sync wrote go in one read. The review looks again every {@link ownWriteLookMs} meanwhile; the
+   * event goes out tagged as soon as a controller's write-back tags it, untagged (written first) when the time
+   * is up (a user's write), and is dropped when a newer version is cached first. Its group waits with it; other
+   * groups do not. The events of one group share one window, which newer versions seen meanwhile extend (see
+   * GroupState).
    */
   ownWriteHoldMs?: number;
   /** How often a held event is looked at again, ms (default 25), on a tick all holds share. */
   ownWriteLookMs?: number;
-  /** Most events held at once (default {@link DEFAULT_MAX_HELD}); past it they are sent at once, untagged. */
+  /**
+   * Most events held at once, those waiting for their first look on the tick included (default
+   * {@link DEFAULT_MAX_HELD}); past it they are looked at at once and, found untagged, sent untagged.
+   */
   maxHeld?: number;
   /**
    * Writes an `unwritten` event's object to the cache (a conditional put: `stale` drops the event unless
@@ -199,6 +203,14 @@ interface GroupState {
   holdUntil?: number;
 }
 
+/** Events holds settled in one turn, sent together (EventPublisher #sendTogether). */
+interface SendPool {
+  items: PublishItem[];
+  signal: AbortSignal;
+  /** Resolves when every batch of the pool is sent (or the stop). */
+  sent: Promise<void>;
+}
+
 /** A group's hold window reopens for newer versions up to this many holds from its opening. */
 export const HOLD_WINDOW_LIMIT = 3;
 /** The hold stretches with the review's round trip up to this many times `ownWriteHoldMs`. */
@@ -245,6 +257,10 @@ export class EventPublisher {
   #failing = false;
   /** Set by stop(): called when a publish attempt or cache write fails, ending a shutdown flush. */
   #onFailure: (() => void) | undefined;
+  /** The holds' ticks by the epoch ms each ends at (see #untilTick). */
+  readonly #ticks = new Map<number, Promise<void>>();
+  /** The holds' sends of this turn, not yet sent (see #sendTogether). */
+  #pool: SendPool | undefined;
   /** How long the review's reads of unwritten events took lately, ms (a moving average from the first). */
   #reviewRtt: number | undefined;
 
@@ -546,7 +562,7 @@ export class EventPublisher {
     const onTick = this.holdMs > 0 && this.#options.review ? batch.filter((slot) => slot.item.unwritten && slot.item.event && mayBeHeld(slot.item.event)).slice(0, Math.max(0, maxHeld - this.#held)) : [];
     if (onTick.length > 0) {
       this.#held += onTick.length;
-      onHold(this.#hold(onTick, signal, finish, false).finally(() => (this.#held -= onTick.length)));
+      onHold(this.#hold(onTick, signal, finish, false));
     }
     const ticking = new Set(onTick);
     const reviewed = await this.#review(batch.filter((slot) => slot.item.event && !ticking.has(slot)));
@@ -557,8 +573,7 @@ export class EventPublisher {
     for (const { slot } of untagged.slice(held.length)) this.#options.metrics.held.inc({ kind: slot.item.event!.kind, outcome: 'full' });
     if (held.length > 0) {
       this.#held += held.length;
-      const slots = held.map((r) => r.slot);
-      onHold(this.#hold(slots, signal, finish, true).finally(() => (this.#held -= slots.length)));
+      onHold(this.#hold(held.map((r) => r.slot), signal, finish, true));
     }
     const heldSlots = new Set(held.map((r) => r.slot));
     await this.#send(reviewed.filter((r) => !heldSlots.has(r.slot)).map((r) => r.slot.item), signal);
@@ -569,9 +584,23 @@ export class EventPublisher {
    * Looks at held events again until their writer tags them or the hold is over, sending each when settled
    * and handing it to `finish` once sent (its group is free then, whatever the others' holds). Resolves to
    * the slots it did not send (a discard, or the stop). Events not `looked` at yet get their first look on
-   * the next tick, whatever their window.
+   * the next tick, whatever their window. The caller counted `slots` in `#held`; each leaves the count as
+   * it leaves the hold (sent, dropped, or handed back).
    */
   async #hold(slots: Slot[], signal: AbortSignal, finish: (sent: Slot[]) => void, looked: boolean): Promise<Slot[]> {
+    let counted = slots.length;
+    const release = (n: number) => {
+      this.#held -= n;
+      counted -= n;
+    };
+    try {
+      return await this.#heldUntilSettled(slots, signal, finish, looked, release);
+    } finally {
+      this.#held -= counted;
+    }
+  }
+
+  async #heldUntilSettled(slots: Slot[], signal: AbortSignal, finish: (sent: Slot[]) => void, looked: boolean, release: (n: number) => void): Promise<Slot[]> {
     // Each event until its group's window ends (GroupState: newer versions seen meanwhile extend it).
     // (the hold as it is when the window opens: stretched by the looks' round trips so far)
     const until = (slot: Slot) => this.#holdUntil(slot, this.holdMs);
@@ -580,8 +609,9 @@ export class EventPublisher {
     const sent = new Set<Slot>();
     const send = (batch: Slot[]) => {
       if (batch.length === 0) return;
+      release(batch.length);
       sends.push(
-        this.#send(batch.map((slot) => slot.item), signal).then(() => {
+        this.#sendTogether(batch.map((slot) => slot.item), signal).then(() => {
           if (signal.aborted) return; // not sent: the stop marks them
           for (const slot of batch) sent.add(slot);
           finish(batch);
@@ -600,19 +630,24 @@ export class EventPublisher {
         waiting = waiting.filter((slot) => !over.includes(slot));
         if (waiting.length === 0) break;
       }
-      // On a tick every hold shares, so the looks of holds begun apart go in one read (review.ts); a look
-      // again stays 0.5–1.5 lookMs after the last.
-      const tick = lookMs - (now % lookMs);
-      if (looked) await sleep(Math.min(tick < lookMs / 2 ? tick + lookMs : tick, Math.min(...waiting.map(until)) - now), signal);
-      else await sleep(tick, signal);
+      // On a tick every hold shares (one timer wakes them all in one turn), so the looks of holds begun apart
+      // go in one read (review.ts); a look again stays 0.5–1.5 lookMs after the last.
+      const tick = now - (now % lookMs) + lookMs;
+      if (!looked) await this.#untilTick(tick, signal);
+      else {
+        const next = tick - now < lookMs / 2 ? tick + lookMs : tick;
+        const end = Math.min(...waiting.map(until));
+        await (end < next ? sleep(end - now, signal) : this.#untilTick(next, signal));
+      }
       looked = true;
-      if (this.#discarded) break;
+      if (this.#discarded || signal.aborted) break;
       const reviewed = await this.#review(waiting);
       if (this.#discarded) break;
       // Dropped by the look (a newer version cached first): done now, its group free for that version.
       const kept = new Set(reviewed.map((r) => r.slot));
       const dropped = waiting.filter((slot) => !kept.has(slot));
       if (dropped.length > 0) {
+        release(dropped.length);
         for (const slot of dropped) {
           this.#options.metrics.held.inc({ kind: slot.item.event!.kind, outcome: 'superseded' });
           sent.add(slot);
@@ -631,6 +666,47 @@ export class EventPublisher {
     // Sends already under way finish before the rest is handed back.
     await Promise.all(sends);
     return slots.filter((slot) => !sent.has(slot));
+  }
+
+  /** Waits for the holds' tick that ends at `at` (epoch ms) with every other hold waiting for it, or the stop. */
+  #untilTick(at: number, signal: AbortSignal): Promise<void> {
+    let tick = this.#ticks.get(at);
+    if (!tick) {
+      tick = new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, at - Date.now()))).then(() => void this.#ticks.delete(at));
+      this.#ticks.set(at, tick);
+    }
+    const ended = tick;
+    return new Promise<void>((resolve) => {
+      if (signal.aborted) return resolve();
+      const done = () => {
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      signal.addEventListener('abort', done, { once: true });
+      void ended.then(done);
+    });
+  }
+
+  /**
+   * Sends what holds settle in one turn of the event loop (the holds look on a shared tick) together, in
+   * PublishBatches of up to {@link MAX_BATCH_ENTRIES}, as a batch's own events go; resolves when the
+   * batches carrying `items` are sent (or the stop). Holds never share a message group, so neither do the
+   * events sent together.
+   */
+  #sendTogether(items: PublishItem[], signal: AbortSignal): Promise<void> {
+    let pool = this.#pool;
+    if (!pool || pool.signal !== signal) {
+      const fresh: SendPool = { items: [], signal, sent: Promise.resolve() };
+      fresh.sent = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+        if (this.#pool === fresh) this.#pool = undefined;
+        const parts = Array.from({ length: Math.ceil(fresh.items.length / MAX_BATCH_ENTRIES) }, (_, i) => fresh.items.slice(i * MAX_BATCH_ENTRIES, (i + 1) * MAX_BATCH_ENTRIES));
+        await Promise.all(parts.map((part) => this.#send(part, signal)));
+      });
+      this.#pool = fresh;
+      pool = fresh;
+    }
+    pool.items.push(...items);
+    return pool.sent;
   }
 
   async #send(items: PublishItem[], signal: AbortSignal): Promise<void> {

@@ -64,6 +64,11 @@ export interface EventReviewOptions {
   onOutcome?: (event: ClusterEvent, outcome: ReviewOutcome) => void;
   /** Clock for tombstone expiry, epoch milliseconds (the cache's own). */
   now?: () => number;
+  /**
+   * A read not answered in this long fails, and with it every look it carried (default 5,000 ms): the looks
+   * share one read at a time, so a read that hangs would hold every look behind it.
+   */
+  readTimeoutMs?: number;
 }
 
 /** An event as the review leaves it. */
@@ -100,7 +105,7 @@ export function mayBeHeld(event: ClusterEvent): boolean {
 
 /** See the module comment. */
 export function createEventReview(options: EventReviewOptions): EventReview {
-  const reader = new SharedReads(options.doc, options.table);
+  const reader = new SharedReads(options.doc, options.table, options.readTimeoutMs ?? DEFAULT_READ_TIMEOUT_MS);
   return async (events, unwritten = new Set()) => {
     const candidates = events.filter(reviewable);
     if (candidates.length === 0) return events.map((event, index) => (unwritten.has(index) ? { event, unwritten: true } : { event }));
@@ -148,10 +153,13 @@ type Entries = ReadonlyMap<string, Record<string, unknown>>;
 
 /** Most keys one BatchGetItem may ask for. */
 const BATCH_GET_MAX = 100;
+/** See {@link EventReviewOptions.readTimeoutMs}. */
+export const DEFAULT_READ_TIMEOUT_MS = 5_000;
 
 /**
  * The looks' reads, shared: the looks asked for while a read is out, or in the same turn of the event loop
- * (the publisher's holds wake on a shared tick), are read together in the next one, one read out at a time.
+ * (the publisher's holds wake on a shared tick), are read together in the next one, one read out at a time
+ * (its parts of 100 keys sent at once), each bounded by `timeoutMs`.
  * The publisher looks at each batch it takes and at every held event each `ownWriteLookMs`, from many
  * batches at once; read one by one, a provisioned claim's five reviewed versions cost about three
  * BatchGetItems. A look answered by a later read than its own would have been sees the same entries or
@@ -160,14 +168,16 @@ const BATCH_GET_MAX = 100;
 class SharedReads {
   readonly #doc: DocumentClient;
   readonly #table: string;
+  readonly #timeoutMs: number;
   /** Looks waiting for the next read: their keys, and how to answer them. */
   #waiting: Array<{ keys: ReadonlyMap<string, { pk: string; sk: string }>; resolve: (entries: Entries) => void; reject: (error: unknown) => void }> = [];
   /** A read is out, or one is due this turn. */
   #busy = false;
 
-  constructor(doc: DocumentClient, table: string) {
+  constructor(doc: DocumentClient, table: string, timeoutMs: number) {
     this.#doc = doc;
     this.#table = table;
+    this.#timeoutMs = timeoutMs;
   }
 
   /** The entries of `keys` (by `pk\0sk`) that exist, as one of the next shared reads found them. */
@@ -199,12 +209,14 @@ class SharedReads {
 
   async #read(keys: Array<{ pk: string; sk: string }>): Promise<Entries> {
     const chunks = Array.from({ length: Math.ceil(keys.length / BATCH_GET_MAX) }, (_, i) => keys.slice(i * BATCH_GET_MAX, (i + 1) * BATCH_GET_MAX));
+    const abortSignal = AbortSignal.timeout(this.#timeoutMs);
     const answers = await Promise.all(
       chunks.map((chunk) =>
         batchGetItems(this.#doc, this.#table, chunk, {
           consistentRead: true,
           projection: 'pk, sk, #rv, #uid, #writer, #writerRvs, #deleted, #expiresAt',
           names: { '#rv': 'rv', '#uid': 'uid', '#writer': 'writer', '#writerRvs': 'writerRvs', '#deleted': 'deleted', '#expiresAt': 'expiresAt' },
+          abortSignal,
         }),
       ),
     );

@@ -68,6 +68,8 @@ export interface BatchGetOptions {
   names?: Record<string, string>;
   /** BatchGetItem calls at most (the first and the retries of unprocessed keys). Default 3. */
   rounds?: number;
+  /** Aborts the calls (e.g. `AbortSignal.timeout`). */
+  abortSignal?: AbortSignal;
 }
 
 /**
@@ -89,7 +91,7 @@ export async function batchGetItems(
     ...(options.names ? { ExpressionAttributeNames: options.names } : {}),
   };
   for (let round = 0; pending.length > 0 && round < (options.rounds ?? 3); round++) {
-    const out = await doc.send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ...request } } }));
+    const out = await doc.send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ...request } } }), options.abortSignal ? { abortSignal: options.abortSignal } : {});
     items.push(...(out.Responses?.[table] ?? []));
     pending = out.UnprocessedKeys?.[table]?.Keys ?? [];
   }

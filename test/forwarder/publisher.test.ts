@@ -770,8 +770,10 @@ describe('EventPublisher against fauxqs', () => {
       await cache.put('c1', 'PersistentVolumeClaim', { ...objectOf(claim), kind: 'PersistentVolumeClaim', metadata: { name: 'sync-claim', namespace: 'ns', uid: 'uid-sync-claim', resourceVersion: '21' } }, { writer: 'binder' });
       const sns = new SNSClient({ endpoint: messaging.endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
       const sent: Array<{ id: string; writer: string | undefined }> = [];
+      let publishes = 0;
       sns.middlewareStack.add(
         (next) => async (args: any) => {
+          publishes++;
           for (const e of args.input.PublishBatchRequestEntries) {
             const body = JSON.parse(e.Message) as ClusterEvent;
             sent.push({ id: `${body.key}@${body.resourceVersion}`, writer: body.writer });
@@ -793,9 +795,47 @@ describe('EventPublisher against fauxqs', () => {
         await publisher.stop();
         sns.destroy();
       }
-      // Looked at one by one as they came, the first alone in its batch, they took two reads.
+      // Looked at one by one as they came, the first alone in its batch, they took two reads (and two
+      // PublishBatches: each hold sent its own).
       assert.deepEqual(reads, [2], 'both in one read');
+      assert.equal(publishes, 1, 'both settled on the tick: sent in one PublishBatch');
       assert.deepEqual([...sent].sort((a, b) => a.id.localeCompare(b.id)), [{ id: 'ns/sync-claim@21', writer: 'binder' }, { id: 'sync-volume@20', writer: 'binder' }]);
+    });
+
+    it('an event leaves the bound on held events when it is sent, not when the rest of its hold ends', async () => {
+      await cache.put('c1', 'PersistentVolume', objectOf(volume('bound-mine', 30)), { writer: 'binder' });
+      const sns = new SNSClient({ endpoint: messaging.endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+      const sent: string[] = [];
+      sns.middlewareStack.add(
+        (next) => async (args: any) => {
+          const keys = args.input.PublishBatchRequestEntries.map((e: any) => (JSON.parse(e.Message) as ClusterEvent).key);
+          sent.push(...keys);
+          // The first batch (a Node's) stays at the topic a while, so the next batch takes both volumes.
+          if (keys.includes('bound-slow')) await new Promise((resolve) => setTimeout(resolve, 150));
+          return next(args);
+        },
+        { step: 'initialize', name: 'recordEntries' },
+      );
+      const metrics = new ForwarderMetrics();
+      const publisher = new EventPublisher({ sns, topicArn: messaging.topicArn, metrics, review: createEventReview({ doc: db.doc, table: db.tables.cache }), write: (e) => cache.putDetailed(e.cluster, e.kind, objectOf(e)), ownWriteHoldMs: 400, ownWriteLookMs: 20, maxHeld: 2 });
+      publisher.start();
+      try {
+        await publisher.enqueue({ event: event('bound-slow', 1) });
+        // One batch, one hold of two: the binder's own write (sent at its first look) and a user's (held to the end).
+        await publisher.enqueue({ event: volume('bound-mine', 30), unwritten: true });
+        await publisher.enqueue({ event: volume('bound-user', 31), unwritten: true });
+        const deadline = Date.now() + 5_000;
+        while (!sent.includes('bound-mine') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+        assert.ok(sent.includes('bound-mine') && !sent.includes('bound-user'), 'the own write sent, the user write still held');
+        // One of the two places is free again: another user's write is held, not sent at once untagged.
+        await publisher.enqueue({ event: volume('bound-other', 32), unwritten: true });
+        await publisher.flush();
+      } finally {
+        await publisher.stop();
+        sns.destroy();
+      }
+      const held = Object.fromEntries((await metrics.held.get()).values.filter((v) => v.value > 0).map((v) => [String(v.labels.outcome), v.value]));
+      assert.deepEqual(held, { tagged: 1, untagged: 2 }, 'none past the bound (full)');
     });
 
     it('holds begun apart look again on a shared tick: their looks share the reads', async () => {

@@ -174,6 +174,25 @@ describe('forwarder review: retag own writes that lost the race', () => {
     assert.deepEqual(reads, [2, 1]);
   });
 
+  test('a read that hangs fails its looks after readTimeoutMs, and the looks behind it read again', async () => {
+    await cache.put('c1', 'PersistentVolume', pv('t-mine', 10), { writer: 'binder' });
+    let hang = true;
+    const doc = {
+      send: (c: unknown, options?: { abortSignal?: AbortSignal }) => {
+        if (!hang) return (db.doc.send as (x: unknown) => Promise<unknown>)(c);
+        hang = false;
+        // Never answered; only the abort ends it.
+        return new Promise((_, reject) => options?.abortSignal?.addEventListener('abort', () => reject(options.abortSignal!.reason)));
+      },
+    } as unknown as typeof db.doc;
+    const review = createEventReview({ doc, table: db.tables.cache, readTimeoutMs: 50 });
+    const stuck = review([event('PersistentVolume', 't-a', 1)]);
+    while (hang) await new Promise((resolve) => setImmediate(resolve));
+    const behind = review([event('PersistentVolume', 't-mine', 10)]);
+    await assert.rejects(stuck, (error: Error) => error.name === 'TimeoutError');
+    assert.deepEqual(await behind, [{ event: event('PersistentVolume', 't-mine', 10, { writer: 'binder' }) }], 'answered by the next read');
+  });
+
   test('a batch without candidates reads nothing', async () => {
     let reads = 0;
     const doc = { send: (c: unknown) => { reads++; return (db.doc.send as (x: unknown) => Promise<unknown>)(c); } } as unknown as typeof db.doc;
