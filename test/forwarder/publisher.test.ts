@@ -672,6 +672,17 @@ describe('EventPublisher against fauxqs', () => {
       return { ...event(name, rv), kind: 'PersistentVolume', type, object };
     };
     const objectOf = (e: ClusterEvent) => e.object as unknown as CacheableObject;
+    /** dynalite's client, recording the keys of each read (the review's BatchGetItems) in `reads`. */
+    const countingReads = () => {
+      const reads: number[] = [];
+      const doc = {
+        send: (c: { input: { RequestItems: Record<string, { Keys: unknown[] }> } }) => {
+          reads.push(Object.values(c.input.RequestItems)[0].Keys.length);
+          return (db.doc.send as (x: unknown) => Promise<unknown>)(c);
+        },
+      } as unknown as typeof db.doc;
+      return { reads, doc };
+    };
     /**
      * A publisher on dynalite and fauxqs with the forwarder's review and write; `sent` records each entry as
      * its publish starts, with the version the cache held for it at that moment.
@@ -756,13 +767,7 @@ describe('EventPublisher against fauxqs', () => {
     });
 
     it('versions a controller may have written back are first looked at on the tick: two of one sync, one read', async () => {
-      const reads: number[] = [];
-      const doc = {
-        send: (c: { input: { RequestItems: Record<string, { Keys: unknown[] }> } }) => {
-          reads.push(Object.values(c.input.RequestItems)[0].Keys.length);
-          return (db.doc.send as (x: unknown) => Promise<unknown>)(c);
-        },
-      } as unknown as typeof db.doc;
+      const { reads, doc } = countingReads();
       const lookMs = 100;
       // A volume and its claim as a bind leaves them, both written back already.
       const claim = { ...volume('sync-claim', 21), kind: 'PersistentVolumeClaim' as const, key: 'ns/sync-claim' };
@@ -839,14 +844,7 @@ describe('EventPublisher against fauxqs', () => {
     });
 
     it('holds begun apart look again on a shared tick: their looks share the reads', async () => {
-      // Keys per read.
-      const reads: number[] = [];
-      const doc = {
-        send: (c: { input: { RequestItems: Record<string, { Keys: unknown[] }> } }) => {
-          reads.push(Object.values(c.input.RequestItems)[0].Keys.length);
-          return (db.doc.send as (x: unknown) => Promise<unknown>)(c);
-        },
-      } as unknown as typeof db.doc;
+      const { reads, doc } = countingReads();
       const holdMs = 600;
       const lookMs = 20;
       const sns = new SNSClient({ endpoint: messaging.endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
