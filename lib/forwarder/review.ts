@@ -121,7 +121,7 @@ export function createEventReview(options: EventReviewOptions): EventReview {
       if (!reviewable(event)) return toWrite ? { event, unwritten: true } : { event };
       const key = ObjectCache.itemKey(event.cluster, event.kind, event.key);
       const entry = entries.get(`${key.pk}\u0000${key.sk}`);
-      const holdable = event.type === 'MODIFIED' && !terminating(event);
+      const holdable = mayBeHeld(event);
       const rv = Number(event.resourceVersion);
       const writer = entry ? writerOfVersion(entry, rv) : undefined;
       if (writer) {
