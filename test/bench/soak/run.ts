@@ -249,6 +249,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     let convergeMs: number | undefined;
     let states: InvariantResult[][] = [];
     let dlq: InvariantResult;
+    // What still fails, logged when it changes and every 30 s while it does not: a slow convergence names
+    // what it waits on (the invariant, how many violations, the first of them).
+    let pending = '';
+    let pendingLoggedAt = 0;
     while (true) {
       states = await Promise.all(clusters.map((c, i) => checkState(c, workloads[i].state)));
       dlq = await checkDlqs(stack.sqs.client, stack.queues);
@@ -256,7 +260,18 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
         convergeMs = Date.now() - quietFrom;
         break;
       }
-      if (Date.now() - faultsOff > settleTimeoutMs) break;
+      const failing = [
+        ...clusters.flatMap((c, i) => states[i].filter((r) => !r.ok).map((r) => ({ name: `${c.id}: ${r.name}`, first: r.violations[0] ?? '' }))),
+        ...(dlq.ok ? [] : [{ name: dlq.name, first: dlq.violations[0] ?? '' }]),
+      ];
+      const names = failing.map((f) => f.name).join('|');
+      const now = Date.now();
+      if (names !== pending || now - pendingLoggedAt >= 30_000) {
+        progress(`settling ${Math.round((now - faultsOff) / 1000)} s: ${failing.length} invariant(s) still false: ${failing.map((f) => `${f.name} (${f.first})`).join('; ')}`);
+        pending = names;
+        pendingLoggedAt = now;
+      }
+      if (now - faultsOff > settleTimeoutMs) break;
       await sleep(2000);
     }
     progress(convergeMs === undefined ? 'did not converge' : `converged ${Math.round(convergeMs / 1000)} s after the last fault`);
