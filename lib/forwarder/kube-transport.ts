@@ -5,8 +5,8 @@
  * server's JSON, byte for byte, so the cache and the messages carry exactly what the server sent.
  *
  * client-node's own `Watch` reads the stream eagerly and cannot be paused; here the body is read only as
- * fast as the caller consumes events, so a full publish queue holds the watch back (TCP backpressure)
- * instead of growing memory.
+ * fast as the caller consumes events, so a full publish queue holds the watch back (HTTP/2 flow control
+ * on its stream, or TCP backpressure over HTTP/1.1) instead of growing memory.
  *
  * @example
  * const kube = new KubeTransport(kc);

@@ -17,6 +17,13 @@
  * per-request path, its first agent reused. The TLS options are read once: an exec plugin that rotates a
  * client certificate is not followed (an EKS token refresh builds a new `KubeConfig`, and so a new pool).
  *
+ * undici offers HTTP/2 and HTTP/1.1 (ALPN) and kube-apiserver, as every Go server, picks HTTP/2: the pool then
+ * holds one connection and sends every request of the container on it as a stream, as client-go does
+ * (undici holds the pool's first requests until that connection's protocol is known, so a container's first
+ * burst does not open one connection per request). Behind something that speaks HTTPS/1.1 only, it grows
+ * by a connection per request in flight, as above. The local emulator does both (`http1`;
+ * `test/runtime/client.test.ts` counts the connections of each).
+ *
  * @example
  * const connections = sharedConnections(kubeConfig);
  * createConfiguration({ baseServer, authMethods: { default: connections } });

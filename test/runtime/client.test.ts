@@ -114,15 +114,17 @@ describe('KubeClients and API error helpers against the emulator', () => {
 
 describe('connections to an https API server', () => {
   let kube: KubeApi;
+  let http1: KubeApi;
   let other: KubeApi;
   let dir: string;
   before(async () => {
-    // `kube` authenticates: its kubeconfigs carry the admin token, which every request must send.
-    [kube, other] = await Promise.all([startKubeApi({ auth: {} }), startKubeApi({ tls: true })]);
+    // `kube` and `http1` authenticate: their kubeconfigs carry the admin token, which every request must send.
+    // `kube` speaks HTTP/2 and HTTP/1.1 as kube-apiserver does; `http1` HTTPS/1.1 alone.
+    [kube, http1, other] = await Promise.all([startKubeApi({ auth: {} }), startKubeApi({ auth: {}, http1: true }), startKubeApi({ tls: true })]);
     dir = await mkdtemp(join(tmpdir(), 'claimflow-tls-'));
   });
   after(async () => {
-    await Promise.all([kube.stop(), other.stop(), rm(dir, { recursive: true, force: true })]);
+    await Promise.all([kube.stop(), http1.stop(), other.stop(), rm(dir, { recursive: true, force: true })]);
   });
 
   /** Counts the TLS secure contexts built while `work` runs (Node builds one per connection unless given one). */
@@ -143,24 +145,37 @@ describe('connections to an https API server', () => {
     return built;
   }
 
-  test('functions: one pool per kubeconfig, its connections kept alive and built from one TLS context', async () => {
-    const file = join(dir, 'functions');
+  /** Ten requests one after another, then three rounds of eight at once, through the functions' clients. */
+  async function sequentialThenConcurrent(core: Awaited<ReturnType<typeof coreV1>>): Promise<void> {
+    for (let i = 0; i < 10; i++) await core.readNamespace({ name: 'default' });
+    for (let round = 0; round < 3; round++) {
+      const names = await Promise.all(Array.from({ length: 8 }, () => core.readNamespace({ name: 'kube-system' })));
+      assert.ok(names.every((ns) => ns.metadata?.name === 'kube-system'));
+    }
+  }
+
+  test('functions over HTTP/2 (as to kube-apiserver): every request, concurrent or not, on one connection', async () => {
+    const file = join(dir, 'functions-h2');
     await kube.writeKubeconfig(file);
     const core = await coreV1(new KubeClients({ env: { KUBECONFIG: file } }), 'local');
     const opened = kube.connectionsAccepted();
-    const built = await secureContextsBuiltBy(async () => {
-      for (let i = 0; i < 10; i++) await core.readNamespace({ name: 'default' });
-      // Concurrent requests grow the pool: each new connection reuses the context.
-      for (let round = 0; round < 3; round++) {
-        const names = await Promise.all(Array.from({ length: 8 }, () => core.readNamespace({ name: 'kube-system' })));
-        assert.ok(names.every((ns) => ns.metadata?.name === 'kube-system'));
-      }
-    });
-    assert.ok(kube.connectionsAccepted() - opened >= 8, 'the concurrent rounds opened connections');
+    const built = await secureContextsBuiltBy(() => sequentialThenConcurrent(core));
+    assert.equal(kube.connectionsAccepted() - opened, 1, 'the concurrent rounds are streams of the first connection');
+    assert.equal(built, 1);
+  });
+
+  test('functions over HTTPS/1.1: one pool per kubeconfig, its connections kept alive and built from one TLS context', async () => {
+    const file = join(dir, 'functions');
+    await http1.writeKubeconfig(file);
+    const core = await coreV1(new KubeClients({ env: { KUBECONFIG: file } }), 'local');
+    const opened = http1.connectionsAccepted();
+    // Concurrent requests grow the pool: each new connection reuses the context.
+    const built = await secureContextsBuiltBy(() => sequentialThenConcurrent(core));
+    assert.ok(http1.connectionsAccepted() - opened >= 8, 'the concurrent rounds opened connections');
     assert.equal(built, 1, 'one secure context for every connection of the pool');
-    const sequential = kube.connectionsAccepted();
+    const sequential = http1.connectionsAccepted();
     for (let i = 0; i < 10; i++) await core.readNamespace({ name: 'default' });
-    assert.equal(kube.connectionsAccepted(), sequential, 'sequential requests reuse pooled connections');
+    assert.equal(http1.connectionsAccepted(), sequential, 'sequential requests reuse pooled connections');
 
     const anonymous = join(dir, 'anonymous');
     await writeFile(anonymous, kubeconfigFor(kube.url, undefined, kube.caCert));

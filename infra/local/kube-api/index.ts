@@ -3,13 +3,14 @@
  * test hooks. See issue 2 and `/work/shared/reference/apiserver-semantics.md`.
  */
 import { writeFile } from 'node:fs/promises';
-import type { Server, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { AdmissionPlugin, ClusterController, KindSpec } from './types.ts';
 import { StatusError } from './types.ts';
 import { MemoryStore } from './store.ts';
 import { FaultInjector, RequestCounter } from './faults.ts';
 import { createHttpServer } from './server.ts';
+import { cutResponse } from './watch.ts';
 import { loadDataFile, persistTo } from './persistence.ts';
 import { TokenIssuer } from './tokens.ts';
 import { ApiAuth, type AuthOptions } from './auth/index.ts';
@@ -55,6 +56,12 @@ export interface KubeApiOptions {
    * kubectl sends credentials only over https). The kubeconfigs carry the certificate as their CA.
    */
   tls?: boolean;
+  /**
+   * Over TLS, serve HTTPS/1.1 alone (default: HTTP/2 and HTTP/1.1 by ALPN, as kube-apiserver: a client that
+   * offers `h2` gets it, and one connection carries all its requests). For comparing the two
+   * (`BENCH_KUBE_HTTP=1.1`) and for clients to be tested against both.
+   */
+  http1?: boolean;
 }
 
 /** A running emulator. */
@@ -77,7 +84,8 @@ export interface KubeApi {
   kubeconfig(token?: string): string;
   writeKubeconfig(path: string, token?: string): Promise<void>;
   /**
-   * Cuts every open watch stream mid-flight (the socket is destroyed, no ERROR event, no clean end), as a
+   * Cuts every open watch stream mid-flight (over HTTP/1.1 its socket is destroyed, over HTTP/2 its stream
+   * reset; no ERROR event, no clean end), as a
    * load balancer or an API server restart does; returns how many were cut. Clients re-watch from their
    * last resourceVersion.
    */
@@ -147,10 +155,10 @@ export async function startKubeApi(options: KubeApiOptions = {}): Promise<KubeAp
   const openWatches = new Set<ServerResponse>();
   const host = options.host ?? '127.0.0.1';
   const tls = (options.tls ?? auth !== undefined) ? makeServingCertificate([host]) : undefined;
-  const server: Server = createHttpServer({
+  const server = createHttpServer({
     store, faults, requests, tokens, ...(auth ? { auth } : {}),
     watch: { bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000, maxBufferedBytes: options.maxWatchBufferBytes ?? 16 * 1024 * 1024, open: openWatches },
-  }, tls);
+  }, tls, options.http1 ?? false);
   const sockets = new Set<Socket>();
   let accepted = 0;
   server.on('connection', (s) => {
@@ -174,7 +182,7 @@ export async function startKubeApi(options: KubeApiOptions = {}): Promise<KubeAp
     writeKubeconfig: (path, token) => writeFile(path, kubeconfigFor(url, token ?? auth?.adminToken, tls?.cert), { mode: 0o600 }),
     cutWatches() {
       const cut = [...openWatches];
-      for (const res of cut) res.destroy();
+      for (const res of cut) cutResponse(res);
       return cut.length;
     },
     connectionsAccepted: () => accepted,
@@ -189,7 +197,7 @@ export async function startKubeApi(options: KubeApiOptions = {}): Promise<KubeAp
         }
         for (const res of openWatches) res.end();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-        server.closeIdleConnections();
+        if ('closeIdleConnections' in server) server.closeIdleConnections();
         setTimeout(() => { for (const s of sockets) s.destroy(); }, 100).unref();
         await closed;
         auth?.close();

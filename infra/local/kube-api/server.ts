@@ -4,6 +4,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
+import { createSecureServer, type Http2SecureServer } from 'node:http2';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { StatusError } from './types.ts';
 import type { DeleteOptions, KindSpec, KubeObject } from './types.ts';
@@ -15,7 +16,7 @@ import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, patchTypeOf 
 import { parseFieldSelector, parseLabelSelector } from './selectors.ts';
 import { apiVersionOf, resourceKey, rfc3339Seconds, type MemoryStore, type Subresource } from './store.ts';
 import { toTable, type IncludeObject } from './table.ts';
-import { serveWatch, type WatchSettings } from './watch.ts';
+import { cutResponse, serveWatch, type WatchSettings } from './watch.ts';
 import { bodyFormatOf, negotiateOutput, type OutputFormat } from './negotiate.ts';
 import { decodeObject, encodeList, encodeObject, messageFor, PROTOBUF_MEDIA_TYPE, ProtobufDecodeError } from './protobuf/codec.ts';
 import { boundResourceOf, DEFAULT_EXPIRATION_SECONDS, TOKEN_ISSUER, type TokenIssuer } from './tokens.ts';
@@ -78,7 +79,7 @@ function sendJson(res: ServerResponse, code: number, body: unknown, headers: Rec
 /** Writes an error as a Status, in protobuf or YAML when the client's Accept prefers it (`ErrorNegotiated`). */
 function sendError(res: ServerResponse, err: unknown, accept?: string): void {
   if (res.headersSent) {
-    res.destroy();
+    cutResponse(res);
     return;
   }
   const status = err instanceof StatusError ? err
@@ -669,9 +670,27 @@ async function emulatorRoute(ctx: HttpContext, method: string, segments: string[
   throw methodNotAllowed();
 }
 
-/** Creates (does not start) the HTTP server; HTTPS with `tls` (a PEM key and certificate). */
-export function createHttpServer(ctx: HttpContext, tls?: { key: string; cert: string }): Server {
+/**
+ * Streams an HTTP/2 connection may carry at once: Go's default (`http2.Server.MaxConcurrentStreams` 0 →
+ * 250), which kube-apiserver keeps unless `--http2-max-streams-per-connection` is set.
+ */
+export const HTTP2_MAX_STREAMS = 250;
+
+/**
+ * Creates (does not start) the HTTP server. With `tls` (a PEM key and certificate) it serves HTTP/2 and
+ * HTTP/1.1 over TLS, the client's ALPN offer deciding, as kube-apiserver does: Go's server offers `h2` first
+ * and picks by its own order, so client-go and undici (which offers both) talk HTTP/2 to it, and kubectl too.
+ * One connection then carries every request of a client. `http1` serves HTTPS/1.1 alone, as the emulator
+ * did before. Without `tls`, plain HTTP/1.1.
+ *
+ * The handler is the same for both: it uses only what Node's HTTP/2 compatibility API shares with
+ * `node:http` (see watch.ts for the one header that differs and for cutting a stream).
+ */
+export function createHttpServer(ctx: HttpContext, tls?: { key: string; cert: string }, http1 = false): Server | Http2SecureServer {
   const options = { keepAliveTimeout: 65_000, requestTimeout: 0 };
+  if (tls && !http1) {
+    return createSecureServer({ allowHTTP1: true, key: tls.key, cert: tls.cert, settings: { maxConcurrentStreams: HTTP2_MAX_STREAMS } }, createHandler(ctx) as unknown as Parameters<typeof createSecureServer>[1]);
+  }
   if (tls) return createHttpsServer({ ...options, key: tls.key, cert: tls.cert }, createHandler(ctx)) as unknown as Server;
   return createServer(options, createHandler(ctx));
 }

@@ -6,6 +6,7 @@
  * watcher whose socket buffer grows past the limit is closed, as the real server drops slow watchers.
  */
 import type { ServerResponse } from 'node:http';
+import { constants as http2, type Http2ServerResponse } from 'node:http2';
 import type { KindSpec, KubeObject, StoreEvent } from './types.ts';
 import { StatusError } from './types.ts';
 import type { FieldSelector, LabelSelector } from './selectors.ts';
@@ -13,6 +14,21 @@ import { apiVersionOf, type Binding, type MemoryStore } from './store.ts';
 import { toTable, type IncludeObject } from './table.ts';
 import { parseResourceVersion } from './list.ts';
 import { encodeObject, PROTOBUF_MEDIA_TYPE, watchFrame } from './protobuf/codec.ts';
+
+/** Whether a response goes out over HTTP/2 (Node's compatibility API: it has the stream it writes to). */
+export function overHttp2(res: ServerResponse): boolean {
+  return (res as unknown as Partial<Http2ServerResponse>).stream !== undefined;
+}
+
+/**
+ * Cuts a response mid-flight so that its client sees an error, not an end: over HTTP/1.1 its socket is
+ * destroyed; over HTTP/2 only its stream is reset (`INTERNAL_ERROR`, as Go's server resets a stream whose
+ * handler panics), the connection's other requests going on.
+ */
+export function cutResponse(res: ServerResponse): void {
+  if (overHttp2(res)) (res as unknown as Http2ServerResponse).stream.close(http2.NGHTTP2_INTERNAL_ERROR);
+  else res.destroy();
+}
 
 /** Per-watch parameters. */
 export interface WatchParams {
@@ -80,7 +96,9 @@ export function serveWatch(store: MemoryStore, spec: KindSpec, params: WatchPara
   if (params.resourceVersion && params.resourceVersion !== '0') from = parseResourceVersion(params.resourceVersion);
 
   const protobuf = params.protobuf === true && !params.table;
-  res.writeHead(200, { 'Content-Type': protobuf ? `${PROTOBUF_MEDIA_TYPE};stream=watch` : 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
+  // HTTP/2 has no chunked encoding (its frames carry the body) and forbids the header.
+  const chunked: Record<string, string> = overHttp2(res) ? {} : { 'Transfer-Encoding': 'chunked' };
+  res.writeHead(200, { 'Content-Type': protobuf ? `${PROTOBUF_MEDIA_TYPE};stream=watch` : 'application/json', 'Cache-Control': 'no-cache, private', ...chunked });
   res.flushHeaders();
   settings.open.add(res);
 
@@ -105,7 +123,7 @@ export function serveWatch(store: MemoryStore, spec: KindSpec, params: WatchPara
       for (const t of timers) clearTimeout(t);
       unsubscribe?.();
       settings.open.delete(res);
-      res.destroy();
+      cutResponse(res);
       return;
     }
     res.write(chunk);

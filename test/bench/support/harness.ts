@@ -106,6 +106,14 @@ export type FunctionsMode = 'thread' | 'inline';
 export const FUNCTIONS_MODE: FunctionsMode = modeFromEnv<FunctionsMode>('BENCH_FUNCTIONS', ['thread', 'inline']);
 
 /**
+ * What the emulator speaks over TLS (`BENCH_KUBE_HTTP`): HTTP/2 and HTTP/1.1 by ALPN, as kube-apiserver
+ * (default, `2`: the functions', the forwarder's and the bench's clients all take HTTP/2), or HTTPS/1.1
+ * alone (`1.1`, every request in flight on a connection of its own, as before session 34).
+ */
+export type KubeHttpMode = '2' | '1.1';
+export const KUBE_HTTP_MODE: KubeHttpMode = modeFromEnv<KubeHttpMode>('BENCH_KUBE_HTTP', ['2', '1.1']);
+
+/**
  * `BENCH_WARM_BURST` (default 1; 0 skips): after the burst, the same burst again on the same stack, new
  * names (`again-<name>`), reported as `warmBurst`. The first burst after a start also pays for the start:
  * V8 compiles the hot code of the emulator, the AWS stand-ins, the forwarder and the function containers
@@ -380,6 +388,7 @@ export class BenchStack {
       // BENCH_RBAC=off: the emulator without authentication, RBAC and TLS (to compare with builds before them)
       rbac: process.env.BENCH_RBAC !== 'off',
       awsStandIns: AWS_MODE,
+      ...(KUBE_HTTP_MODE === '1.1' ? { kubeApiOptions: { http1: true } } : {}),
       functions: Object.fromEntries(options.functions.map((fn) => [fn, (event: SQSEvent, context: Context) => handlers[fn]!.handler(event, context)])),
     });
     const extra: Array<{ destroy(): void }> = [];
@@ -899,6 +908,7 @@ export async function runBurst(
   try {
     await bench.settle();
     const before = await bench.snapshot();
+    const connectionsBefore = bench.stack.kubeApi!.connectionsAccepted();
     const rate = sampleEmulatorRate(bench.stack);
     // Server side: the emulator's store records every write it applied; all but the bench's own are the functions'
     // (read uncopied: the bench's bookkeeping is not the system's CPU).
@@ -917,6 +927,7 @@ export async function runBurst(
     const lastDone = Math.max(...names.map((n) => tracker.done.get(n) ?? -Infinity));
     const settled = await bench.settle();
     const peak = rate.stop();
+    const connectionsOpened = bench.stack.kubeApi!.connectionsAccepted() - connectionsBefore;
     unsubscribe();
     const after = await bench.snapshot();
     const doneCount = names.filter((n) => tracker.done.has(n)).length;
@@ -944,6 +955,9 @@ export async function runBurst(
       forwarderHeldPerOp,
       forwarderCacheWritesPerOp,
       emulatorPeakRequestsPerSecond: peak.peakRequestsPerSecond,
+      // TCP (TLS) connections the emulator accepted in the run: the functions', the forwarder's and the bench's
+      // own clients' (BENCH_KUBE_HTTP)
+      emulatorConnectionsOpened: connectionsOpened,
       apiBudget: {
         ...(figures.apiBudget as Record<string, unknown>),
         // the same window as the emulator saw it: the writes it applied other than the bench's own
@@ -971,6 +985,7 @@ export function emitControllerReport(
     budget,
     aws: AWS_MODE,
     functions: FUNCTIONS_MODE,
+    kubeHttp: KUBE_HTTP_MODE,
     ownWriteHoldMs: OWN_WRITE_HOLD_MS,
     ...runs,
     kcmBudget: fields.kcmBudget,

@@ -1,0 +1,135 @@
+/**
+ * The emulator over TLS speaks HTTP/2 and HTTP/1.1, the client's ALPN offer deciding, as kube-apiserver
+ * does; `http1: true` serves HTTPS/1.1 alone. Watches stream over both, and a cut or a slow watcher ends
+ * in an error the client sees, over HTTP/2 without taking the connection's other requests down.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect, type ClientHttp2Session } from 'node:http2';
+import { request as httpsRequest } from 'node:https';
+import { Agent, fetch } from 'undici';
+import { startKubeApi, type KubeApi } from '../../infra/local/kube-api/index.ts';
+import { fixtureKinds } from '../../infra/local/kube-api/testing/fixture-kinds.ts';
+import { HTTP2_MAX_STREAMS } from '../../infra/local/kube-api/server.ts';
+
+const PATH = '/api/v1/namespaces/default/configmaps';
+
+/** Opens an HTTP/2 session to the emulator; resolves once the server's SETTINGS have arrived. */
+async function h2Session(api: KubeApi): Promise<ClientHttp2Session> {
+  const session = connect(api.url, { ca: api.caCert });
+  await new Promise<void>((resolve, reject) => {
+    session.once('remoteSettings', () => resolve());
+    session.once('error', reject);
+  });
+  return session;
+}
+
+/** One HTTP/2 request's status and body. */
+async function h2Get(session: ClientHttp2Session, path: string): Promise<{ status: number; body: string }> {
+  const stream = session.request({ ':path': path });
+  let status = 0;
+  stream.on('response', (headers) => { status = Number(headers[':status']); });
+  let body = '';
+  stream.setEncoding('utf8');
+  for await (const chunk of stream) body += chunk;
+  return { status, body };
+}
+
+/** One HTTPS request offering HTTP/1.1 alone (no ALPN): its protocol version, status and body. */
+async function h1Get(api: KubeApi, path: string): Promise<{ httpVersion: string; status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(`${api.url}${path}`, { ca: api.caCert, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => { body += chunk; });
+      res.on('end', () => resolve({ httpVersion: res.httpVersion, status: res.statusCode ?? 0, body }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('the emulator over TLS: HTTP/2 and HTTP/1.1 by ALPN', () => {
+  let api: KubeApi;
+  before(async () => {
+    api = await startKubeApi({ kinds: fixtureKinds(), tls: true, maxWatchBufferBytes: 64 * 1024 });
+    api.store.create('/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'one', namespace: 'default' }, data: { v: '1' } });
+  });
+  after(async () => {
+    await api.stop();
+  });
+
+  it('answers a client that offers h2 over HTTP/2, with the stream limit Go gives, and one that offers nothing over HTTP/1.1', { timeout: 15_000 }, async () => {
+    const session = await h2Session(api);
+    try {
+      assert.equal(session.alpnProtocol, 'h2');
+      assert.equal(session.remoteSettings.maxConcurrentStreams, HTTP2_MAX_STREAMS);
+      const opened = api.connectionsAccepted();
+      const answers = await Promise.all(Array.from({ length: 20 }, () => h2Get(session, `${PATH}/one`)));
+      assert.ok(answers.every((a) => a.status === 200 && JSON.parse(a.body).data.v === '1'));
+      assert.equal(api.connectionsAccepted(), opened, '20 requests at once on the one connection');
+    } finally {
+      session.close();
+    }
+    const h1 = await h1Get(api, `${PATH}/one`);
+    assert.equal(h1.httpVersion, '1.1');
+    assert.equal(h1.status, 200);
+    assert.equal(JSON.parse(h1.body).data.v, '1');
+  });
+
+  it('streams a watch over HTTP/2 without the chunked header, and a cut resets that stream alone', { timeout: 15_000 }, async () => {
+    const session = await h2Session(api);
+    try {
+      const watch = session.request({ ':path': `${PATH}?watch=true&resourceVersion=${api.store.revision}` });
+      const headers = await new Promise<Record<string, unknown>>((resolve) => watch.once('response', resolve));
+      assert.equal(headers[':status'], 200);
+      assert.equal(headers['transfer-encoding'], undefined, 'HTTP/2 forbids it');
+      watch.setEncoding('utf8');
+      let text = '';
+      const ended = new Promise<string>((resolve) => {
+        watch.on('data', (chunk: string) => { text += chunk; });
+        watch.on('end', () => resolve('end'));
+        watch.on('error', (error: Error & { code?: string }) => resolve(error.code ?? error.message));
+        watch.on('close', () => resolve(`closed ${watch.rstCode}`));
+      });
+      api.store.create('/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'two', namespace: 'default' } });
+      for (let i = 0; i < 100 && !text.includes('"two"'); i++) await new Promise((r) => setTimeout(r, 10));
+      assert.match(text, /"type":"ADDED".*"name":"two"/);
+      assert.equal(api.cutWatches(), 1);
+      assert.equal(await ended, 'ERR_HTTP2_STREAM_ERROR', 'the client sees an error, not an end');
+      const after = await h2Get(session, `${PATH}/two`);
+      assert.equal(after.status, 200, 'the connection outlives the cut stream');
+    } finally {
+      session.close();
+    }
+  });
+
+  it('cuts a slow watcher over HTTP/2 once it falls too far behind, and writers never wait', { timeout: 15_000 }, async () => {
+    const agent = new Agent({ connect: { ca: api.caCert } });
+    try {
+      const res = await fetch(`${api.url}${PATH}?watch=true&resourceVersion=${api.store.revision}`, { dispatcher: agent });
+      assert.equal(res.status, 200);
+      const payload = 'x'.repeat(32 * 1024);
+      for (let i = 0; i < 200; i++) {
+        api.store.update('/configmaps', { metadata: { name: 'one', namespace: 'default' }, data: { v: `${i}${payload}` } });
+      }
+      assert.ok(api.store.get({ resource: '/configmaps', namespace: 'default', name: 'one' })!.data.v.startsWith('199'));
+      await assert.rejects(res.text(), 'the lagging watch is cut off');
+    } finally {
+      await agent.close();
+    }
+  });
+
+  it('http1: serves HTTPS/1.1 alone; a client that offers only h2 is refused', { timeout: 15_000 }, async () => {
+    const only = await startKubeApi({ kinds: fixtureKinds(), tls: true, http1: true });
+    try {
+      await assert.rejects(h2Session(only));
+      const h1 = await h1Get(only, '/api/v1/namespaces/default');
+      assert.equal(h1.httpVersion, '1.1');
+      assert.equal(h1.status, 200);
+    } finally {
+      await only.stop();
+    }
+  });
+});
