@@ -3,7 +3,8 @@
  * Measures updates/s from 1 and 8 clients, p50/p99 write latency, watch delivery p99 with 100 watchers and
  * RSS with 10,000 PVs + 10,000 PVCs; and, against a second emulator serving https with a token (as a real
  * API server does), the CPU the functions' own client (`KubeClients`, lib/kube/client.ts) spends per GET and
- * per update in this process, 10 requests at a time. Prints one JSON summary.
+ * per update in this process, 10 requests at a time, over HTTP/2 (as to kube-apiserver) and over HTTPS/1.1
+ * (`--http1`). Prints one JSON summary.
  * Targets: ≥1,000 updates/s, watch p99 < 20 ms, < 400 MiB RSS.
  */
 import { spawn } from 'node:child_process';
@@ -156,11 +157,14 @@ async function fill(base: string, count: number, concurrency: number): Promise<n
   return (count * 2) / ((performance.now() - started) / 1000);
 }
 
-/** CPU of this process per request of the functions' client over https, µs (GET, then update). */
-async function clientCpu(): Promise<{ getUs: number; updateUs: number; requests: number }> {
+/**
+ * CPU of this process per request of the functions' client over https, µs (GET, then update): over HTTP/2
+ * (what kube-apiserver and the emulator pick) or, with `http1`, over HTTPS/1.1.
+ */
+async function clientCpu(http1 = false): Promise<{ getUs: number; updateUs: number; requests: number }> {
   const dir = await mkdtemp(join(tmpdir(), 'claimflow-bench-client-'));
   const kubeconfig = join(dir, 'kubeconfig');
-  const secure = await startServer(['--authorization-mode', 'AlwaysAllow', '--write-kubeconfig', kubeconfig]);
+  const secure = await startServer(['--authorization-mode', 'AlwaysAllow', '--write-kubeconfig', kubeconfig, ...(http1 ? ['--http1'] : [])]);
   try {
     const core = await coreV1(new KubeClients({ env: { KUBECONFIG: kubeconfig } }), 'bench');
     const requests = 3000;
@@ -201,6 +205,7 @@ try {
   const listMs = performance.now() - listStarted;
   const rssAfter = rssMiB(server.pid);
   const client = await clientCpu();
+  const client1 = await clientCpu(true);
   const summary = {
     updatesPerSecond: { oneClient: round(updatesPerSecond1, 0), eightClients: round(updatesPerSecond8, 0) },
     writeLatencyMs: {
@@ -210,7 +215,8 @@ try {
     watchDeliveryMs: { watchers: 100, writes: 200, delivered: delays.length, p50: round(percentile(delays, 50)), p99: round(percentile(delays, 99)) },
     objects: { pvs: 10_000, pvcs: list.items.length, createsPerSecond: round(createsPerSecond, 0), listAllPvcsMs: round(listMs, 0) },
     rssMiB: { beforeFill: round(rssBefore, 0), with10kPvsAnd10kPvcs: round(rssAfter, 0) },
-    functionsClientOverHttps: { cpuUsPerGet: client.getUs, cpuUsPerUpdate: client.updateUs, requestsEach: client.requests, concurrency: 10 },
+    functionsClientOverHttps: { cpuUsPerGet: client.getUs, cpuUsPerUpdate: client.updateUs, requestsEach: client.requests, concurrency: 10, protocol: 'HTTP/2' },
+    functionsClientOverHttps1: { cpuUsPerGet: client1.getUs, cpuUsPerUpdate: client1.updateUs, requestsEach: client1.requests, concurrency: 10, protocol: 'HTTP/1.1' },
     targets: {
       updatesPerSecond: updatesPerSecond1 >= 1000 && updatesPerSecond8 >= 1000,
       watchP99Under20ms: percentile(delays, 99) < 20,

@@ -1,9 +1,11 @@
 /**
  * `npm run kube-api -- --port <n> [--watch-history <n>] [--service-cidr <cidr>] [--data <file>]
- * [--token-auth-file <csv>] [--authorization-mode AlwaysAllow|RBAC] [--anonymous-auth] [--write-kubeconfig <file>]`:
+ * [--token-auth-file <csv>] [--authorization-mode AlwaysAllow|RBAC] [--anonymous-auth] [--write-kubeconfig <file>] [--http1]`:
  * prints `kube-api listening on http://127.0.0.1:<port>` once it accepts requests; exits 0 on SIGINT/SIGTERM.
  * Authentication is off (every request allowed) unless `--token-auth-file` or `--authorization-mode` is given;
  * `--write-kubeconfig` writes a kubeconfig for it (with the admin token when authentication is on).
+ * With authentication it serves https: HTTP/2 and HTTP/1.1 by ALPN, as kube-apiserver, or HTTPS/1.1 alone
+ * with `--http1`.
  */
 import { parseArgs } from 'node:util';
 import { startKubeApi } from './index.ts';
@@ -19,6 +21,7 @@ const { values } = parseArgs({
     'authorization-mode': { type: 'string' },
     'anonymous-auth': { type: 'boolean', default: false },
     'write-kubeconfig': { type: 'string' },
+    http1: { type: 'boolean', default: false },
   },
   strict: true,
 });
@@ -46,6 +49,7 @@ const api = await startKubeApi({
   host: values.host,
   ...(history !== undefined ? { watchHistory: history } : {}),
   ...(values['service-cidr'] ? { serviceCidr: values['service-cidr'] } : {}),
+  ...(values.http1 ? { http1: true } : {}),
   ...(values.data ? { dataFile: values.data } : {}),
   ...(authOn ? {
     auth: {
