@@ -10,7 +10,7 @@ import { StatusError } from './types.ts';
 import { MemoryStore } from './store.ts';
 import { FaultInjector, RequestCounter } from './faults.ts';
 import { createHttpServer } from './server.ts';
-import { cutResponse } from './watch.ts';
+import { dropConnection } from './watch.ts';
 import { loadDataFile, persistTo } from './persistence.ts';
 import { TokenIssuer } from './tokens.ts';
 import { ApiAuth, type AuthOptions } from './auth/index.ts';
@@ -84,8 +84,8 @@ export interface KubeApi {
   kubeconfig(token?: string): string;
   writeKubeconfig(path: string, token?: string): Promise<void>;
   /**
-   * Cuts every open watch stream mid-flight (over HTTP/1.1 its socket is destroyed, over HTTP/2 its stream
-   * reset; no ERROR event, no clean end), as a
+   * Cuts every open watch stream mid-flight by dropping the connection it runs on (no ERROR event, no clean
+   * end; over HTTP/2 every other stream of that connection fails with it), as a
    * load balancer or an API server restart does; returns how many were cut. Clients re-watch from their
    * last resourceVersion.
    */
@@ -182,7 +182,7 @@ export async function startKubeApi(options: KubeApiOptions = {}): Promise<KubeAp
     writeKubeconfig: (path, token) => writeFile(path, kubeconfigFor(url, token ?? auth?.adminToken, tls?.cert), { mode: 0o600 }),
     cutWatches() {
       const cut = [...openWatches];
-      for (const res of cut) cutResponse(res);
+      for (const res of cut) dropConnection(res);
       return cut.length;
     },
     connectionsAccepted: () => accepted,

@@ -671,10 +671,11 @@ async function emulatorRoute(ctx: HttpContext, method: string, segments: string[
 }
 
 /**
- * Streams an HTTP/2 connection may carry at once: Go's default (`http2.Server.MaxConcurrentStreams` 0 →
- * 250), which kube-apiserver keeps unless `--http2-max-streams-per-connection` is set.
+ * Streams an HTTP/2 connection may carry at once: kube-apiserver's when `--http2-max-streams-per-connection`
+ * is not set (100, "match http2.initialMaxConcurrentStreams used by clients", apiserver
+ * `SecureServingInfo.Serve`).
  */
-export const HTTP2_MAX_STREAMS = 250;
+export const HTTP2_MAX_STREAMS = 100;
 
 /**
  * Creates (does not start) the HTTP server. With `tls` (a PEM key and certificate) it serves HTTP/2 and

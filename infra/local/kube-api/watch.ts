@@ -30,6 +30,19 @@ export function cutResponse(res: ServerResponse): void {
   else res.destroy();
 }
 
+/** Whether a response can no longer be written: its socket, or over HTTP/2 its stream, destroyed. */
+function destroyed(res: ServerResponse): boolean {
+  return overHttp2(res) ? (res as unknown as Http2ServerResponse).stream.destroyed : res.destroyed;
+}
+
+/** Drops the connection a response goes out on: its socket, or over HTTP/2 its session (every stream on it). */
+export function dropConnection(res: ServerResponse): void {
+  // With an error: every stream reset and a GOAWAY with INTERNAL_ERROR; without one each stream would end
+  // with NO_ERROR first, which a client reads as a clean end.
+  if (overHttp2(res)) (res as unknown as Http2ServerResponse).stream.session?.destroy(new Error('connection dropped'), http2.NGHTTP2_INTERNAL_ERROR);
+  else res.destroy();
+}
+
 /** Per-watch parameters. */
 export interface WatchParams {
   resource: string;
@@ -111,7 +124,7 @@ export function serveWatch(store: MemoryStore, spec: KindSpec, params: WatchPara
     for (const t of timers) clearTimeout(t);
     unsubscribe?.();
     settings.open.delete(res);
-    if (!res.writableEnded && !res.destroyed) res.end();
+    if (!res.writableEnded && !destroyed(res)) res.end();
   };
   res.on('close', close);
 
