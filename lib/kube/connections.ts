@@ -39,6 +39,15 @@ import { Agent } from 'undici';
 
 type Dispatcher = NonNullable<ReturnType<RequestContext['getDispatcher']>>;
 
+/**
+ * How long the pool keeps a connection to the API server that nothing uses: 60 s, inside kube-apiserver's
+ * own idle timeout (90 s, `SecureServingInfo.Serve`, "matches http.DefaultTransport keep-alive timeout",
+ * the 90 s client-go's transport keeps). undici's default is 4 s for a server that does not say:
+ * kube-apiserver sends no `Keep-Alive` header over HTTP/1.1 and HTTP/2 has none, so a container that had
+ * nothing to do for 4 s paid a new TCP and TLS handshake on its next request (a lone claim, mostly).
+ */
+export const IDLE_CONNECTION_MS = 60_000;
+
 export interface SharedConnections {
   getName(): string;
   /** Sets the request's headers from the kubeconfig and its dispatcher to the shared pool. */
@@ -92,5 +101,5 @@ async function pooled(kubeConfig: KubeConfig): Promise<Dispatcher | undefined> {
   if (options.type !== 'agent') return undefined;
   const { ca, cert, key, pfx, passphrase, ...connect } = options.connect;
   const secureContext = createSecureContext({ ca, cert, key, pfx, passphrase });
-  return new Agent({ connect: { ...connect, secureContext } }) as unknown as Dispatcher;
+  return new Agent({ connect: { ...connect, secureContext }, keepAliveTimeout: IDLE_CONNECTION_MS }) as unknown as Dispatcher;
 }

@@ -1,5 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -162,6 +163,17 @@ describe('connections to an https API server', () => {
     const built = await secureContextsBuiltBy(() => sequentialThenConcurrent(core));
     assert.equal(kube.connectionsAccepted() - opened, 1, 'the concurrent rounds are streams of the first connection');
     assert.equal(built, 1);
+  });
+
+  test('functions: a connection idle for longer than undici\'s default 4 s is used again (kube-apiserver keeps it 90 s)', async () => {
+    const file = join(dir, 'functions-idle');
+    await kube.writeKubeconfig(file);
+    const core = await coreV1(new KubeClients({ env: { KUBECONFIG: file } }), 'local');
+    await core.readNamespace({ name: 'default' });
+    const opened = kube.connectionsAccepted();
+    await sleep(4_500);
+    await core.readNamespace({ name: 'default' });
+    assert.equal(kube.connectionsAccepted(), opened, 'no new connection, no new TLS handshake');
   });
 
   test('functions over HTTPS/1.1: one pool per kubeconfig, its connections kept alive and built from one TLS context', async () => {
