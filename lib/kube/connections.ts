@@ -40,13 +40,14 @@ import { Agent } from 'undici';
 type Dispatcher = NonNullable<ReturnType<RequestContext['getDispatcher']>>;
 
 /**
- * How long the pool keeps a connection to the API server that nothing uses: 60 s, inside kube-apiserver's
- * own idle timeout (90 s, `SecureServingInfo.Serve`, "matches http.DefaultTransport keep-alive timeout",
- * the 90 s client-go's transport keeps). undici's default is 4 s for a server that does not say:
+ * How long the pool keeps a connection to the API server that nothing uses: 50 s. kube-apiserver closes
+ * one after 90 s (`SecureServingInfo.Serve`, "matches http.DefaultTransport keep-alive timeout", the 90 s
+ * client-go's transport keeps), and a load balancer in front of it often after 60 s (ELB's default; EKS's
+ * NLB 350 s): 50 s closes first, with a margin. undici's default is 4 s for a server that does not say:
  * kube-apiserver sends no `Keep-Alive` header over HTTP/1.1 and HTTP/2 has none, so a container that had
  * nothing to do for 4 s paid a new TCP and TLS handshake on its next request (a lone claim, mostly).
  */
-export const IDLE_CONNECTION_MS = 60_000;
+export const IDLE_CONNECTION_MS = 50_000;
 
 export interface SharedConnections {
   getName(): string;

@@ -153,6 +153,54 @@ describe('the emulator over TLS: HTTP/2 and HTTP/1.1 by ALPN', () => {
     }
   });
 
+  it('takes bodies over HTTP/2: create, merge patch and delete', { timeout: 15_000 }, async () => {
+    const session = await h2Session(api);
+    try {
+      const send = async (method: string, path: string, body?: unknown, contentType = 'application/json') => {
+        const stream = session.request({ ':method': method, ':path': path, ...(body !== undefined ? { 'content-type': contentType } : {}) });
+        stream.end(body === undefined ? undefined : JSON.stringify(body));
+        let status = 0;
+        stream.on('response', (headers) => { status = Number(headers[':status']); });
+        let text = '';
+        stream.setEncoding('utf8');
+        for await (const chunk of stream) text += chunk;
+        return { status, body: JSON.parse(text) };
+      };
+      const created = await send('POST', PATH, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'posted' }, data: { a: '1' } });
+      assert.equal(created.status, 201);
+      const patched = await send('PATCH', `${PATH}/posted`, { data: { b: '2' } }, 'application/merge-patch+json');
+      assert.equal(patched.status, 200);
+      assert.deepEqual(patched.body.data, { a: '1', b: '2' });
+      assert.equal((await send('DELETE', `${PATH}/posted`)).status, 200);
+
+    } finally {
+      session.close();
+    }
+  });
+
+  it('a watcher 12 MB behind (more than Node\'s default session memory) does not block its connection\'s other requests', { timeout: 30_000 }, async () => {
+    const big = await startKubeApi({ kinds: fixtureKinds(), tls: true });
+    const session = await h2Session(big);
+    session.on('error', () => {});
+    try {
+      big.store.create('/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'big', namespace: 'default' }, data: { v: '' } });
+      const watch = session.request({ ':path': `${PATH}?watch=true&resourceVersion=${big.store.revision}` });
+      watch.on('error', () => {});
+      watch.pause();
+      await new Promise((resolve) => watch.once('response', resolve));
+      const payload = 'x'.repeat(64 * 1024);
+      // 12 MB unsent to a watcher that reads nothing, under the 16 MiB slow-watcher limit
+      for (let i = 0; i < 190; i++) big.store.update('/configmaps', { metadata: { name: 'big', namespace: 'default' }, data: { v: `${i}${payload}` } });
+      await new Promise((r) => setTimeout(r, 100));
+      const answer = await h2Get(session, '/api/v1/namespaces/default');
+      assert.equal(answer.status, 200, 'a new request on the same connection is served');
+      watch.close();
+    } finally {
+      session.close();
+      await big.stop();
+    }
+  });
+
   it('http1: serves HTTPS/1.1 alone; a client that offers only h2 is refused', { timeout: 15_000 }, async () => {
     const only = await startKubeApi({ kinds: fixtureKinds(), tls: true, http1: true });
     try {

@@ -43,6 +43,10 @@ if (mode !== undefined && mode !== 'RBAC' && mode !== 'AlwaysAllow') {
   process.exit(2);
 }
 const authOn = values['token-auth-file'] !== undefined || mode !== undefined;
+if (values.http1 && !authOn) {
+  process.stderr.write('kube-api: --http1 needs https, which authentication turns on (--token-auth-file or --authorization-mode); without it the emulator serves plain HTTP/1.1 already\n');
+  process.exit(2);
+}
 
 const api = await startKubeApi({
   port,

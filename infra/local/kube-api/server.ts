@@ -690,6 +690,7 @@ export const HTTP2_MAX_STREAMS = 100;
 export function createHttpServer(ctx: HttpContext, tls?: { key: string; cert: string }, http1 = false): Server | Http2SecureServer {
   const options = { keepAliveTimeout: 65_000, requestTimeout: 0 };
   if (tls && !http1) {
+    // An HTTP/1.1 client on this server (no ALPN) gets Node's HTTP/1.1 timeouts, not `options` above.
     return createSecureServer({ allowHTTP1: true, key: tls.key, cert: tls.cert, settings: { maxConcurrentStreams: HTTP2_MAX_STREAMS } }, createHandler(ctx) as unknown as Parameters<typeof createSecureServer>[1]);
   }
   if (tls) return createHttpsServer({ ...options, key: tls.key, cert: tls.cert }, createHandler(ctx)) as unknown as Server;

@@ -1,9 +1,10 @@
 /**
- * WATCH over HTTP: newline-delimited JSON events on a chunked 200 response
- * (apiserver `handlers/watch.go`, cacher `convertToWatchEvent`). Starts from the current state (synthetic
- * ADDED) or from a revision in the history (410 ERROR event when it is gone); turns selector transitions into
- * ADDED/DELETED; sends BOOKMARKs when asked; ends at `timeoutSeconds`. Writers never wait for a watcher: a
- * watcher whose socket buffer grows past the limit is closed, as the real server drops slow watchers.
+ * WATCH over HTTP: newline-delimited JSON events on a streamed 200 response (chunked over HTTP/1.1, DATA
+ * frames over HTTP/2) (apiserver `handlers/watch.go`, cacher `convertToWatchEvent`). Starts from the
+ * current state (synthetic ADDED) or from a revision in the history (410 ERROR event when it is gone); turns
+ * selector transitions into ADDED/DELETED; sends BOOKMARKs when asked; ends at `timeoutSeconds`. Writers
+ * never wait for a watcher: a watcher whose unsent bytes grow past the limit is cut off (its socket over
+ * HTTP/1.1, its stream over HTTP/2), as the real server drops slow watchers.
  */
 import type { ServerResponse } from 'node:http';
 import { constants as http2, type Http2ServerResponse } from 'node:http2';
@@ -15,9 +16,14 @@ import { toTable, type IncludeObject } from './table.ts';
 import { parseResourceVersion } from './list.ts';
 import { encodeObject, PROTOBUF_MEDIA_TYPE, watchFrame } from './protobuf/codec.ts';
 
-/** Whether a response goes out over HTTP/2 (Node's compatibility API: it has the stream it writes to). */
+/** The HTTP/2 stream a response writes to (Node's compatibility API), or undefined over HTTP/1.1. */
+function streamOf(res: ServerResponse): Http2ServerResponse['stream'] | undefined {
+  return (res as unknown as Partial<Http2ServerResponse>).stream;
+}
+
+/** Whether a response goes out over HTTP/2. */
 export function overHttp2(res: ServerResponse): boolean {
-  return (res as unknown as Partial<Http2ServerResponse>).stream !== undefined;
+  return streamOf(res) !== undefined;
 }
 
 /**
@@ -26,20 +32,22 @@ export function overHttp2(res: ServerResponse): boolean {
  * handler panics), the connection's other requests going on.
  */
 export function cutResponse(res: ServerResponse): void {
-  if (overHttp2(res)) (res as unknown as Http2ServerResponse).stream.close(http2.NGHTTP2_INTERNAL_ERROR);
+  const stream = streamOf(res);
+  if (stream) stream.close(http2.NGHTTP2_INTERNAL_ERROR);
   else res.destroy();
 }
 
 /** Whether a response can no longer be written: its socket, or over HTTP/2 its stream, destroyed. */
 function destroyed(res: ServerResponse): boolean {
-  return overHttp2(res) ? (res as unknown as Http2ServerResponse).stream.destroyed : res.destroyed;
+  return streamOf(res)?.destroyed ?? res.destroyed;
 }
 
 /** Drops the connection a response goes out on: its socket, or over HTTP/2 its session (every stream on it). */
 export function dropConnection(res: ServerResponse): void {
   // With an error: every stream reset and a GOAWAY with INTERNAL_ERROR; without one each stream would end
   // with NO_ERROR first, which a client reads as a clean end.
-  if (overHttp2(res)) (res as unknown as Http2ServerResponse).stream.session?.destroy(new Error('connection dropped'), http2.NGHTTP2_INTERNAL_ERROR);
+  const stream = streamOf(res);
+  if (stream) stream.session?.destroy(new Error('connection dropped'), http2.NGHTTP2_INTERNAL_ERROR);
   else res.destroy();
 }
 
@@ -118,25 +126,24 @@ export function serveWatch(store: MemoryStore, spec: KindSpec, params: WatchPara
   const timers: NodeJS.Timeout[] = [];
   let unsubscribe: (() => void) | undefined;
   let closed = false;
-  const close = (): void => {
+  /** Stops the watch: ends the response cleanly, or with `cut` cuts it off (a client that fell behind). */
+  const stop = (cut: boolean): void => {
     if (closed) return;
     closed = true;
     for (const t of timers) clearTimeout(t);
     unsubscribe?.();
     settings.open.delete(res);
-    if (!res.writableEnded && !destroyed(res)) res.end();
+    if (cut) cutResponse(res);
+    else if (!res.writableEnded && !destroyed(res)) res.end();
   };
+  const close = (): void => stop(false);
   res.on('close', close);
 
   let headersSent = false;
   const write = (chunk: string | Buffer): void => {
     if (closed) return;
     if (res.writableLength > settings.maxBufferedBytes) {
-      closed = true;
-      for (const t of timers) clearTimeout(t);
-      unsubscribe?.();
-      settings.open.delete(res);
-      cutResponse(res);
+      stop(true);
       return;
     }
     res.write(chunk);

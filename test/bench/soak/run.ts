@@ -250,7 +250,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     let states: InvariantResult[][] = [];
     let dlq: InvariantResult;
     // What still fails, logged when it changes and every 30 s while it does not: a slow convergence names
-    // what it waits on (the invariant, how many violations, the first of them).
+    // what it waits on (each invariant still false and its first violation).
     let pending = '';
     let pendingLoggedAt = 0;
     while (true) {

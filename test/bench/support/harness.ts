@@ -985,7 +985,8 @@ export function emitControllerReport(
     budget,
     aws: AWS_MODE,
     functions: FUNCTIONS_MODE,
-    kubeHttp: KUBE_HTTP_MODE,
+    // BENCH_RBAC=off serves plain http, HTTP/1.1 whatever BENCH_KUBE_HTTP says
+    kubeHttp: process.env.BENCH_RBAC === 'off' ? 'http (no TLS)' : KUBE_HTTP_MODE,
     ownWriteHoldMs: OWN_WRITE_HOLD_MS,
     ...runs,
     kcmBudget: fields.kcmBudget,
