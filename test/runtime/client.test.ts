@@ -147,6 +147,13 @@ describe('connections to an https API server', () => {
   }
 
   /** Ten requests one after another, then three rounds of eight at once, through the functions' clients. */
+  /** The functions' CoreV1 client for an emulator, through a kubeconfig file of its own (`name`). */
+  async function functionsCore(api: KubeApi, name: string): Promise<Awaited<ReturnType<typeof coreV1>>> {
+    const file = join(dir, name);
+    await api.writeKubeconfig(file);
+    return coreV1(new KubeClients({ env: { KUBECONFIG: file } }), 'local');
+  }
+
   async function sequentialThenConcurrent(core: Awaited<ReturnType<typeof coreV1>>): Promise<void> {
     for (let i = 0; i < 10; i++) await core.readNamespace({ name: 'default' });
     for (let round = 0; round < 3; round++) {
@@ -156,9 +163,7 @@ describe('connections to an https API server', () => {
   }
 
   test('functions over HTTP/2 (as to kube-apiserver): every request, concurrent or not, on one connection', async () => {
-    const file = join(dir, 'functions-h2');
-    await kube.writeKubeconfig(file);
-    const core = await coreV1(new KubeClients({ env: { KUBECONFIG: file } }), 'local');
+    const core = await functionsCore(kube, 'functions-h2');
     const opened = kube.connectionsAccepted();
     const built = await secureContextsBuiltBy(() => sequentialThenConcurrent(core));
     assert.equal(kube.connectionsAccepted() - opened, 1, 'the concurrent rounds are streams of the first connection');
@@ -166,9 +171,7 @@ describe('connections to an https API server', () => {
   });
 
   test('functions: a connection idle for longer than undici\'s default 4 s is used again (kube-apiserver keeps it 90 s)', async () => {
-    const file = join(dir, 'functions-idle');
-    await kube.writeKubeconfig(file);
-    const core = await coreV1(new KubeClients({ env: { KUBECONFIG: file } }), 'local');
+    const core = await functionsCore(kube, 'functions-idle');
     await core.readNamespace({ name: 'default' });
     const opened = kube.connectionsAccepted();
     await sleep(4_500);
@@ -177,9 +180,7 @@ describe('connections to an https API server', () => {
   });
 
   test('functions over HTTPS/1.1: one pool per kubeconfig, its connections kept alive and built from one TLS context', async () => {
-    const file = join(dir, 'functions');
-    await http1.writeKubeconfig(file);
-    const core = await coreV1(new KubeClients({ env: { KUBECONFIG: file } }), 'local');
+    const core = await functionsCore(http1, 'functions');
     const opened = http1.connectionsAccepted();
     // Concurrent requests grow the pool: each new connection reuses the context.
     const built = await secureContextsBuiltBy(() => sequentialThenConcurrent(core));
