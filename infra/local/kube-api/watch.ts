@@ -22,7 +22,7 @@ function streamOf(res: ServerResponse): Http2ServerResponse['stream'] | undefine
 }
 
 /** Whether a response goes out over HTTP/2. */
-export function overHttp2(res: ServerResponse): boolean {
+function overHttp2(res: ServerResponse): boolean {
   return streamOf(res) !== undefined;
 }
 
